@@ -1,0 +1,64 @@
+"""The ``wheelspec`` command.
+
+Each subcommand lives in the module that owns it and exposes ``configure(parser)`` and
+``run(args) -> int``; this file only routes.  Modules are imported lazily so that ``wheelspec
+--help`` and fast commands do not pay for numba, z3 or Spark.
+
+Exit codes: 0 success, 1 violations found (or an expected proof failed), 2 usage,
+configuration or adapter errors.  A :class:`UserError` is printed as one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import UserError
+
+#: subcommand -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("wheelspec.conformance.commands", "run the scenario corpus and a random campaign against an implementation"),
+    "replay": ("wheelspec.conformance.commands", "rerun one scenario file (for example a saved counterexample)"),
+    "prove": ("wheelspec.spec.prove", "prove the wheel's lemmas and bounded invariants with Z3"),
+    "bench": ("wheelspec.optimized.bench", "benchmark reference, optimized, heapq and sched side by side"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from wheelspec import __version__
+
+    parser = argparse.ArgumentParser(prog="wheelspec", description="Executable, checkable semantics of "
+                                     "Kafka-style hierarchical timing wheels and purgatories.")
+    parser.add_argument("--version", action="version", version=f"wheelspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(_module=module, _name=name)
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:  # a subcommand whose module is missing must say so, not vanish
+            p.set_defaults(_import_error=str(e))
+            continue
+        getattr(mod, f"configure_{name}")(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    if getattr(args, "_import_error", None):
+        print(f"wheelspec {args._name}: unavailable ({args._import_error})", file=sys.stderr)
+        return 2
+    mod = importlib.import_module(args._module)
+    try:
+        return int(getattr(mod, f"run_{args._name}")(args) or 0)
+    except UserError as e:
+        print(f"wheelspec {args._name}: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"wheelspec {args._name}: interrupted", file=sys.stderr)
+        return 130

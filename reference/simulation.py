@@ -1,0 +1,169 @@
+"""A virtual-time driver: executes the operations of :mod:`wheelspec.spec.ops` on the reference
+and records the events of :mod:`wheelspec.spec.events`.
+
+This is the per-operation API shape every implementation of wheelspec offers (the optimized
+engine has a class of the same shape), so tests and adapters can drive either.  One simulation
+owns a manual clock, a timer for plain tasks, and a purgatory with a timer of its own; both
+timers follow the chosen profile:
+
+* ``kafka``     -- :class:`SystemTimer` (tick, wheel size as given);
+* ``strict-gt`` -- Kafka's test :class:`MockTimer` (tick and wheel size unused).
+
+Events the timer or purgatory cause (``Fire``, ``Complete``, ``Expire``, ``Purge``) are recorded
+as they happen; then the request's own result event (``Add``, ``Cancel``, ``Advance``, ...).
+"""
+
+from __future__ import annotations
+
+from wheelspec.spec import events as ev
+from wheelspec.spec import ops
+from wheelspec.spec.history import History
+from wheelspec.spec.limits import check_delay, check_key, check_keys, check_range, check_time
+
+from .clock import ManualClock
+from .mock_timer import MockTimer
+from .operation import MockDelayedOperation
+from .purgatory import DelayedOperationPurgatory, Key
+from .system_timer import SystemTimer
+from .task import TimerTask
+
+PROFILES = ("kafka", "strict-gt")
+MAX_ID = 2**31 - 1
+
+
+class Simulation:
+    def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
+                 purge_interval: int = 1000, profile: str = "kafka") -> None:
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {PROFILES} for the reference, got {profile!r}")
+        self.profile = profile
+        self.tick_ms = tick_ms
+        self.wheel_size = wheel_size
+        self.clock = ManualClock(start_ms)
+        self.history = History()
+        self.timer = self._new_timer(listener=self.history)
+        self.purgatory = DelayedOperationPurgatory(self._new_timer(listener=None), purge_interval,
+                                                   name="sim", listener=self.history)
+        self.tasks: dict[int, TimerTask] = {}
+        self.ops: dict[int, MockDelayedOperation] = {}
+
+    def _new_timer(self, listener):  # type: ignore[no-untyped-def]
+        if self.profile == "kafka":
+            return SystemTimer(self.tick_ms, self.wheel_size, clock=self.clock, listener=listener)
+        return MockTimer(self.clock, listener=listener)
+
+    @property
+    def now(self) -> int:
+        return self.clock.now_ms()
+
+    # -- timer ------------------------------------------------------------------------------------
+    def add(self, task_id: int, delay_ms: int) -> int:
+        """Schedule (or re-schedule) task ``task_id``; returns its expiration."""
+        task_id = check_range("task id", task_id, 0, MAX_ID)
+        delay_ms = check_delay(delay_ms)
+        task = self.tasks.get(task_id)
+        if task is None:
+            task = self.tasks[task_id] = TimerTask(delay_ms, task_id)
+        else:
+            task.delay_ms = delay_ms
+        exp = self.timer.add(task)
+        self.history(ev.Add(self.now, task_id, delay_ms, exp))
+        return exp
+
+    def cancel(self, task_id: int) -> bool:
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise KeyError(f"cancel: unknown task id {task_id}")
+        pending = task.cancel()
+        self.history(ev.Cancel(self.now, task_id, pending))
+        return pending
+
+    def advance_to(self, time_ms: int) -> None:
+        self.clock.set(check_time("time", time_ms))
+        # One advance_clock drains every due bucket (the poll loop runs until nothing is due).
+        self.timer.advance_clock(0)
+        self.purgatory.advance_clock(0)
+        self.history(ev.Advance(self.now))
+
+    def size(self) -> int:
+        n = self.timer.size()
+        self.history(ev.Observe(self.now, "size", n))
+        return n
+
+    # -- purgatory ----------------------------------------------------------------------------------
+    def watch(self, op_id: int, delay_ms: int, keys: list[Key] | tuple[Key, ...], completable: bool = False) -> bool:
+        op_id = check_range("op id", op_id, 0, MAX_ID)
+        if op_id in self.ops:
+            raise ValueError(f"watch: op id {op_id} was used already (an operation is watched once)")
+        keys = check_keys(keys)
+        op = self.ops[op_id] = MockDelayedOperation(delay_ms, op_id, self.clock, self.history, completable)
+        result = self.purgatory.try_complete_else_watch(op, keys)
+        self.history(ev.TryCompleteElseWatch(self.now, op_id, op.delay_ms, keys, result))
+        return result
+
+    def _op(self, what: str, op_id: int) -> MockDelayedOperation:
+        op = self.ops.get(op_id)
+        if op is None:
+            raise KeyError(f"{what}: unknown op id {op_id}")
+        return op
+
+    def set_completable(self, op_id: int, value: bool = True) -> None:
+        self._op("set_completable", op_id).completable = bool(value)
+        self.history(ev.SetCompletable(self.now, op_id, bool(value)))
+
+    def check_and_complete(self, key: Key) -> int:
+        n = self.purgatory.check_and_complete(check_key(key))
+        self.history(ev.CheckAndComplete(self.now, key, n))
+        return n
+
+    def cancel_for_key(self, key: Key) -> list[int]:
+        cancelled = [op.task_id for op in self.purgatory.cancel_for_key(check_key(key))]
+        self.history(ev.CancelForKey(self.now, key, tuple(cancelled)))  # type: ignore[arg-type]
+        return cancelled  # type: ignore[return-value]
+
+    def force_complete(self, op_id: int) -> bool:
+        result = self._op("force_complete", op_id).force_complete()
+        self.history(ev.ForceComplete(self.now, op_id, result))
+        return result
+
+    def watched(self) -> int:
+        n = self.purgatory.watched()
+        self.history(ev.Observe(self.now, "watched", n))
+        return n
+
+    def num_delayed(self) -> int:
+        n = self.purgatory.num_delayed()
+        self.history(ev.Observe(self.now, "num_delayed", n))
+        return n
+
+    # -- data-driven ------------------------------------------------------------------------------
+    def apply(self, op: ops.Op) -> object:
+        """Execute one operation record; returns what the matching method returns."""
+        match op:
+            case ops.AddTask(task, delay):
+                return self.add(task, delay)
+            case ops.CancelTask(task):
+                return self.cancel(task)
+            case ops.AdvanceTo(time):
+                return self.advance_to(time)
+            case ops.Size():
+                return self.size()
+            case ops.Watch(op_id, delay, keys, completable):
+                return self.watch(op_id, delay, keys, completable)
+            case ops.SetCompletable(op_id, value):
+                return self.set_completable(op_id, value)
+            case ops.CheckAndComplete(key):
+                return self.check_and_complete(key)
+            case ops.CancelForKey(key):
+                return self.cancel_for_key(key)
+            case ops.ForceComplete(op_id):
+                return self.force_complete(op_id)
+            case ops.Watched():
+                return self.watched()
+            case ops.NumDelayed():
+                return self.num_delayed()
+        raise TypeError(f"not an operation: {op!r}")
+
+    def close(self) -> None:
+        self.timer.close()
+        self.purgatory.shutdown()

@@ -1,0 +1,92 @@
+"""The ranges wheelspec accepts, and the validation every implementation shares.
+
+Stock Kafka does not bound its inputs: ``delayMs + now`` is computed in a Java ``long``, so a delay
+of ``Long.MAX_VALUE`` wraps negative and runs at once, a delay near 5e18 produces a bucket whose
+expiration is 0 (the reaper then spins with the write lock held) and a delay of 8e18 or more
+overflows the interval of a new overflow wheel to 0, and ``add`` divides by zero (SEMANTICS.md,
+"Ranges").  Kafka's own callers only pass int-sized timeouts.
+
+wheelspec *refuses* what it cannot honour, like Jane Street's ``timing_wheel``: every bound
+below is chosen so that every intermediate value of the wheel's arithmetic (expiration, bucket
+start, ``currentTime + interval`` of the highest wheel that can ever be created) fits in a signed
+64-bit integer.  The proof is ``spec/lemmas.py`` ("no int64 overflow inside the range"):
+
+* expiration = now + delay  <  2**43 + 2**40  <  2**44;
+* an overflow wheel is created only when ``exp - currentTime >= interval`` of the wheel below, so
+  every interval is at most ``wheel_size * 2**44 <= 2**60``, and ``currentTime + interval < 2**61``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+#: Largest accepted tick, in ms (about 17.5 minutes).
+MAX_TICK_MS: int = 2**20
+#: Smallest and largest accepted number of buckets per wheel.
+MIN_WHEEL_SIZE: int = 2
+MAX_WHEEL_SIZE: int = 2**16
+#: Largest accepted |delay|, in ms (about 34.8 years).
+MAX_DELAY_MS: int = 2**40 - 1
+MIN_DELAY_MS: int = -MAX_DELAY_MS
+#: Largest accepted clock reading, in ms (epoch milliseconds up to the year 2248).
+MAX_TIME_MS: int = 2**43 - 1
+#: Largest accepted purge interval (Kafka's default is 1000).
+MAX_PURGE_INTERVAL: int = 2**31 - 1
+
+
+class RangeError(ValueError):
+    """An argument is outside the range the semantics accepts; the message names the argument."""
+
+
+def _int(name: str, value: object) -> int:
+    # bool is an int in Python; a True tick is a bug, not a 1.
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def check_range(name: str, value: object, lo: int, hi: int) -> int:
+    """Return ``value`` as an int if ``lo <= value <= hi``; otherwise raise naming ``name``."""
+    v = _int(name, value)
+    if not lo <= v <= hi:
+        raise RangeError(f"{name}={v} is outside the allowed range [{lo}, {hi}]")
+    return v
+
+
+def check_tick(tick_ms: object) -> int:
+    return check_range("tick_ms", tick_ms, 1, MAX_TICK_MS)
+
+
+def check_wheel_size(wheel_size: object) -> int:
+    return check_range("wheel_size", wheel_size, MIN_WHEEL_SIZE, MAX_WHEEL_SIZE)
+
+
+def check_delay(delay_ms: object) -> int:
+    return check_range("delay_ms", delay_ms, MIN_DELAY_MS, MAX_DELAY_MS)
+
+
+def check_time(name: str, time_ms: object) -> int:
+    return check_range(name, time_ms, 0, MAX_TIME_MS)
+
+
+def check_purge_interval(purge_interval: object) -> int:
+    return check_range("purge_interval", purge_interval, 0, MAX_PURGE_INTERVAL)
+
+
+def check_key(key: object) -> str | int:
+    """Watch keys are ``str`` or ``int`` (hashable, stable across processes, JSON-representable)."""
+    if isinstance(key, bool) or not isinstance(key, (str, int)):
+        raise TypeError(f"watch key must be str or int, got {type(key).__name__} {key!r}")
+    if isinstance(key, int):
+        check_range("watch key", key, -(2**63), 2**63 - 1)
+    return key
+
+
+def check_keys(keys: object) -> tuple[str | int, ...]:
+    if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
+        raise TypeError(f"watch_keys must be a sequence of keys, got {type(keys).__name__}")
+    out = tuple(check_key(k) for k in keys)  # type: ignore[union-attr]
+    if not out:
+        # Kafka: IllegalArgumentException("The watch key list can't be empty")
+        raise ValueError("watch_keys must not be empty")
+    return out

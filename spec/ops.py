@@ -1,0 +1,123 @@
+"""The operations of the semantics, as data.
+
+A scenario, a random campaign and the adapter protocol are all sequences of these records.
+Each maps onto one public call of Kafka's timer or purgatory (named in its docstring); the
+virtual clock is moved only by :class:`AdvanceTo`.  Task ids and operation ids are
+non-negative ints (array friendly); watch keys are str or int.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Union
+
+from ._records import Record, decode, registry
+
+Key = Union[str, int]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AddTask(Record):
+    """``Timer.add(task)`` for a task whose ``delayMs`` is ``delay``. Re-adding a scheduled id
+    replaces its entry (Kafka: ``TimerTask.setTimerTaskEntry`` removes the old one)."""
+
+    kind = "add"
+    task: int
+    delay: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CancelTask(Record):
+    """``TimerTask.cancel()``."""
+
+    kind = "cancel"
+    task: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AdvanceTo(Record):
+    """Move the virtual clock to ``time`` (never backwards), then ``advanceClock`` until no bucket
+    is due: the timer's and, if there is one, the purgatory's (which then applies its purge rule)."""
+
+    kind = "advance"
+    time: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Size(Record):
+    """``Timer.size()``."""
+
+    kind = "size"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Watch(Record):
+    """``DelayedOperationPurgatory.tryCompleteElseWatch(op, keys)`` for a new operation with
+    timeout ``delay`` whose ``tryComplete`` succeeds iff it is completable (Kafka's test
+    MockDelayedOperation)."""
+
+    kind = "watch"
+    op: int
+    delay: int
+    keys: tuple[Key, ...]
+    completable: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SetCompletable(Record):
+    """Make ``op``'s ``tryComplete`` succeed (or fail) from now on; completes nothing by itself."""
+
+    kind = "set_completable"
+    op: int
+    value: bool = True
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CheckAndComplete(Record):
+    """``DelayedOperationPurgatory.checkAndComplete(key)``."""
+
+    kind = "check"
+    key: Key
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CancelForKey(Record):
+    """``DelayedOperationPurgatory.cancelForKey(key)``."""
+
+    kind = "cancel_for_key"
+    key: Key
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ForceComplete(Record):
+    """``DelayedOperation.forceComplete()`` called from outside the purgatory."""
+
+    kind = "force_complete"
+    op: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Watched(Record):
+    """``DelayedOperationPurgatory.watched()``."""
+
+    kind = "watched"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NumDelayed(Record):
+    """``DelayedOperationPurgatory.numDelayed()``."""
+
+    kind = "num_delayed"
+
+
+Op = Union[
+    AddTask, CancelTask, AdvanceTo, Size, Watch, SetCompletable, CheckAndComplete,
+    CancelForKey, ForceComplete, Watched, NumDelayed,
+]
+TIMER_OPS = (AddTask, CancelTask, AdvanceTo, Size)
+PURGATORY_OPS = (Watch, SetCompletable, CheckAndComplete, CancelForKey, ForceComplete, Watched, NumDelayed)
+OPS = registry(*TIMER_OPS, *PURGATORY_OPS)
+
+
+def op_from_dict(d: Any) -> Op:
+    return decode(OPS, d, "operation")
