@@ -1,0 +1,23 @@
+"""Shared test configuration.
+
+Hypothesis profiles: ``dev`` (default, fast enough for every change) and ``ci`` (deeper), chosen
+by the environment variable ``WHEELSPEC_PROFILE``.  Every test also runs under pytest-timeout
+(pyproject.toml): compiled numba code that loops forever cannot be interrupted otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=100, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", max_examples=400, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("WHEELSPEC_PROFILE", "dev"))
+
+
+def examples(dev: int, ci: int) -> int:
+    """Examples for a test whose cost differs from the default: ``dev`` normally, ``ci`` in CI."""
+    return ci if os.environ.get("WHEELSPEC_PROFILE") == "ci" else dev
