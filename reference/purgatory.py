@@ -144,7 +144,10 @@ class DelayedOperationPurgatory:
 
         def watch_all() -> None:
             for key in keys:
-                self._watch_for_operation(key, op)
+                # Current Kafka skips the remaining keys once the operation is completed (by
+                # another thread); older versions returned early from the loop instead.
+                if not op.is_completed:
+                    self._watch_for_operation(key, op)
             with self._estimated_lock:
                 self._estimated += 1
 
