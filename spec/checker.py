@@ -1,0 +1,613 @@
+"""The history checker: does a recorded history obey the semantics?
+
+Given the events one run produced (:mod:`.events`, in order) and the firing profile the
+implementation claims (:mod:`.profiles`), :func:`check_history` judges a fixed list of
+properties (:data:`PROPERTIES`) and returns a :class:`Verdict` whose violations name the
+smallest set of events involved and say, in terms of those events, what went wrong.
+
+Two layers judge the same predicates:
+
+* the **fast path** (this module): one pass in plain Python, linear in the history (a few heaps
+  make the "must have fired by now" checks O(n log n)); 10^5 events take about a second;
+* the **Z3 layer** (:mod:`.checker_z3`, imported only when needed): every violation the fast path
+  finds is re-encoded as constraints over the events of its window, each event's facts asserted
+  under its own label; Z3 confirms the property is unsatisfiable together with those facts and its
+  unsat core is the minimal explanation.  With ``z3=True`` the Z3 layer also re-judges every
+  property instance of a passing history (slow; for small histories) and a disagreement with the
+  fast path is reported as an internal error, never hidden.
+
+How a history is read
+---------------------
+Events split into *caused* events (``Fire``, ``Complete``, ``Expire``, ``Purge``) and *request
+results* (every other kind).  The ordering rule (:mod:`.events`) puts the events a request caused
+before its result, so the caused events since the previous result form that request's *window*:
+a ``Fire`` in the window of ``Add(task)`` with the same task and expiration is a fire *inside* add;
+a ``Complete(via=check)`` belongs to the ``CheckAndComplete`` that closes its window; and so on.
+
+Properties (the names in :data:`PROPERTIES`)
+--------------------------------------------
+Timer (Kafka ``SystemTimer`` / ``MockTimer``):
+
+``well-formed``
+    the clock never goes back; ``Add.exp == now + delay``; ids in ``Complete``/``ForceComplete``
+    name watched operations; an operation id is watched once; ``via`` is one of try/check/expire/force.
+``no-early-fire``
+    every ``Fire`` happens at ``now >= profile.earliest(exp)`` (kafka: the tick window start;
+    strict: exp; strict-gt: exp + 1, except a fire inside ``add`` of a task with delay <= 0).
+``late-fire``
+    only when the profile has ``lateness_ms``: ``now - exp <= lateness_ms`` at every fire.
+``fire-once``
+    a fire matches the task's live *schedule* (the latest ``Add`` of it, not yet fired or
+    cancelled) and each schedule fires at most once; an entry superseded by a re-add never fires.
+    Exception (strict-gt only, Kafka's MockTimer): an ``Add`` with delay <= 0 runs inside add and
+    does *not* supersede the task's earlier entry, which stays scheduled and fires later.
+``no-fire-after-cancel``
+    no fire of a schedule after a ``Cancel`` of its task (until the task is re-added).  Histories
+    are sequential, so Kafka's race window (a cancel racing a bucket flush) cannot appear in them.
+``no-lost-task``
+    at every ``Advance(t)``, every live schedule with ``profile.must_have_fired(exp, t)`` has fired;
+    under strict-gt an ``Add`` with delay <= 0 must fire inside the add.
+``cancel-result``
+    ``Cancel.pending`` true only if the task had a live schedule; under kafka and strict also the
+    converse.  (Kafka's MockTimer never links entries in lists, so its cancel always reports
+    false: strict-gt checks only the first direction.)
+``size``
+    ``Observe(size)``: kafka and strict -- the number of live schedules (Kafka's ``taskCounter``
+    drops an entry as soon as it fires or is cancelled).  strict-gt -- MockTimer's queue length:
+    every ``Add`` with delay > 0 pushes an entry that stays counted, cancelled or superseded or
+    not, until an ``Advance(t)`` with ``t > exp`` pops it.
+
+Purgatory (Kafka ``DelayedOperation`` / ``DelayedOperationPurgatory``), with the purgatory
+profile (default: the timer's):
+
+``complete-once``
+    at most one ``Complete`` per operation (the atomic ``completed`` flag).
+``complete-context``
+    a ``Complete`` happens inside a request that can cause it: via=try in the ``watch`` of that
+    op, via=check in a ``check`` of a key the op watches, via=force in ``force_complete`` of that
+    op, via=expire in an ``advance`` or (timeout <= 0, timer fires inside add) in its own ``watch``.
+``expire-rule``
+    ``Expire(op)`` comes right after ``Complete(op, via=expire)`` and every such ``Complete`` is
+    followed by its ``Expire`` (onComplete runs before onExpiration); a timeout never completes an
+    operation whose timer entry ``cancelForKey`` cancelled.
+``no-early-expire``
+    a completion via=expire happens no earlier than the deadline window: deadline = watch now +
+    delay, judged as a fire with expiration = deadline under the purgatory profile.
+``no-lost-operation``
+    at every ``Advance(t)``, every operation still on its timer whose deadline must have fired has
+    completed; under strict-gt a timeout <= 0 completes inside the ``watch``.
+``watch-result``
+    ``TryCompleteElseWatch.result`` is true iff a ``Complete(op, via=try)`` precedes it in its window.
+``force-result``
+    ``ForceComplete.result`` is true iff the op was not completed before, iff a
+    ``Complete(op, via=force)`` precedes it in its window.
+``check-count``
+    ``CheckAndComplete.completed`` equals the number of ``Complete(via=check)`` in its window.
+``no-lost-wakeup``
+    after ``checkAndComplete(key)`` no operation watching ``key`` is both uncompleted and
+    completable (``tryComplete`` succeeds iff completable, as for :class:`~.ops.Watch`; an op is
+    completable after ``SetCompletable(value=True)``; a watch whose result was false started
+    uncompleted and not completable).  This is the symptom of Kafka's lost-wakeup bugs.
+``cancel-for-key-result``
+    ``CancelForKey.ops`` lists only operations watched on that key since its last cancel, and
+    every one of them that is not completed.
+``num-delayed``
+    ``Observe(num_delayed)`` and ``Purge.delayed`` equal the purgatory timer's size, modelled as
+    for ``size``: kafka/strict count operations still on the timer; strict-gt counts MockTimer's
+    queue.
+
+Not judged: ``Observe(watched)`` (it counts completed operations not yet purged, which depends on
+the purge interval the history does not carry) and the purge trigger itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Iterable
+from typing import Any
+
+from . import events as ev
+from .profiles import Profile
+
+PROPERTIES: tuple[str, ...] = (
+    "well-formed",
+    "no-early-fire",
+    "late-fire",
+    "fire-once",
+    "no-fire-after-cancel",
+    "no-lost-task",
+    "cancel-result",
+    "size",
+    "complete-once",
+    "complete-context",
+    "expire-rule",
+    "no-early-expire",
+    "no-lost-operation",
+    "watch-result",
+    "force-result",
+    "check-count",
+    "no-lost-wakeup",
+    "cancel-for-key-result",
+    "num-delayed",
+)
+
+_CAUSED = (ev.Fire, ev.Complete, ev.Expire, ev.Purge)
+
+
+@dataclasses.dataclass(frozen=True)
+class Violation:
+    """One broken property: ``indices`` are positions in the history of the events involved."""
+
+    prop: str
+    indices: tuple[int, ...]
+    message: str
+
+
+@dataclasses.dataclass
+class Verdict:
+    ok: bool
+    violations: list[Violation]
+    #: set when ``z3=True`` (or on failure): what the Z3 layer said, one line per violation/check
+    z3_notes: list[str] = dataclasses.field(default_factory=list)
+
+    def explain(self, history: Any) -> str:
+        """A readable report quoting the events each violation involves."""
+        events = list(history)
+        if self.ok:
+            return f"history of {len(events)} events: all {len(PROPERTIES)} properties hold"
+        lines = [f"history of {len(events)} events: {len(self.violations)} violation(s)"]
+        for v in self.violations:
+            lines.append(f"[{v.prop}] {v.message}")
+            for i in v.indices:
+                lines.append(f"    #{i:<6} {_show(events[i]) if 0 <= i < len(events) else '(no such event)'}")
+        lines.extend(self.z3_notes)
+        return "\n".join(lines)
+
+
+def _show(e: Any) -> str:
+    d = e.to_dict()
+    kind = d.pop("kind")
+    return f"{kind}(" + ", ".join(f"{k}={v}" for k, v in d.items()) + ")"
+
+
+class _Stop(Exception):
+    pass
+
+
+def _lateness_ok(p: Profile, exp: int, now: int) -> bool:
+    return p.lateness_ms is None or now - exp <= p.lateness_ms
+
+
+class _Judge:
+    """One pass over a history, keeping just enough state to judge every property.
+
+    Schedules are identified by the index of the ``Add`` that made them; operations by their id.
+    """
+
+    def __init__(self, profile: Profile, purg: Profile, stop_at_first: bool) -> None:
+        self.p = profile
+        self.pp = purg
+        self.stop = stop_at_first
+        self.out: list[Violation] = []
+        self.events: list[Any] = []
+        # -- timer --
+        self.live: dict[int, int] = {}            # task -> sid of its live schedule
+        self.sched_of_task: dict[int, list[int]] = {}  # task -> every sid, in order
+        self.fired_at: dict[int, int] = {}        # sid -> index of its fire
+        self.cancelled_at: dict[int, int] = {}    # sid -> index of the Cancel that killed it
+        self.superseded_by: dict[int, int] = {}   # sid -> sid of the re-add that replaced it
+        self.lost_reported: set[int] = set()
+        self.due_heap: list[tuple[int, int]] = []  # (earliest, sid)
+        self.mock_queue: list[int] = []           # strict-gt: exps of MockTimer's queue
+        # -- purgatory --
+        self.op_watch: dict[int, int] = {}        # op -> index of its TryCompleteElseWatch
+        self.completed_at: dict[int, int] = {}    # op -> index of its Complete
+        self.completable: dict[int, int | None] = {}  # op -> index of SetCompletable(True), or None
+        self.on_timer: set[int] = set()           # ops whose timer entry is live
+        self.op_cancelled_at: dict[int, int] = {}  # op -> index of the CancelForKey that cancelled it
+        self.op_lost_reported: set[int] = set()
+        self.op_heap: list[tuple[int, int]] = []  # (earliest deadline, op)
+        self.mock_op_queue: list[int] = []        # strict-gt: deadlines in the purgatory's MockTimer
+        self.watchers: dict[Any, dict[int, int]] = {}  # key -> {op: watch index}, watch order
+        self.last_now: int | None = None
+        self.last_now_index = -1
+        self.ctx_i: int | None = None
+
+    # -- reporting --------------------------------------------------------------------------------
+    def flag(self, prop: str, indices: Iterable[int], message: str) -> None:
+        self.out.append(Violation(prop, tuple(sorted(set(indices))), message))
+        if self.stop:
+            raise _Stop
+
+    def rule(self, p: Profile) -> str:
+        return f"under profile {p.name}" + (f" tick {p.tick}" if p.name == "kafka" else "")
+
+    # -- driver -----------------------------------------------------------------------------------
+    def run(self, history: Iterable[Any]) -> list[Violation]:
+        self.events = events = list(history)
+        window: list[int] = []
+        try:
+            for i, e in enumerate(events):
+                self.clock(i, e)
+                if isinstance(e, _CAUSED):
+                    if isinstance(e, ev.Expire):
+                        self.expire_adjacent(i, e)
+                    elif isinstance(e, ev.Complete) and e.via == "expire":
+                        nxt = events[i + 1] if i + 1 < len(events) else None
+                        if not (isinstance(nxt, ev.Expire) and nxt.op == e.op):
+                            self.flag("expire-rule", (i,), f"op {e.op} completed via expire at {e.now} "
+                                      "but no Expire of it follows immediately (onExpiration must run "
+                                      "right after onComplete)")
+                    window.append(i)
+                    continue
+                self.result(i, e, window)
+                window = []
+            if window:
+                self.result(None, None, window)
+        except _Stop:
+            pass
+        return self.out
+
+    def clock(self, i: int, e: Any) -> None:
+        now = getattr(e, "now", None)
+        if not isinstance(now, int):
+            self.flag("well-formed", (i,), f"event #{i} has no integer clock reading")
+            return
+        if self.last_now is not None and now < self.last_now:
+            self.flag("well-formed", (self.last_now_index, i),
+                      f"the clock went back from {self.last_now} to {now}")
+        self.last_now, self.last_now_index = now, i
+
+    def expire_adjacent(self, i: int, e: ev.Expire) -> None:
+        prev = self.events[i - 1] if i > 0 else None
+        if not (isinstance(prev, ev.Complete) and prev.op == e.op and prev.via == "expire"):
+            self.flag("expire-rule", (i - 1, i) if i > 0 else (i,),
+                      f"Expire of op {e.op} at {e.now} does not come right after Complete(op {e.op}, "
+                      "via=expire): onExpiration ran for an operation the timer did not complete")
+
+    # -- one request ------------------------------------------------------------------------------
+    def result(self, i: int | None, e: Any, window: list[int]) -> None:
+        events = self.events
+        self.ctx_i = i  # the index of the request closing this window (None: the history ended)
+        t = type(e)
+        if t is ev.Add:
+            self.add(i, e, window)
+            return
+        if t is ev.TryCompleteElseWatch:
+            self.watch(i, e, window)
+            return
+        if t is ev.Advance:
+            self.pop_mock_queues(e.now)  # MockTimer dequeues before it runs anything
+        # Everything else: the window's events happen first, then the result is judged.
+        vias: list[tuple[int, ev.Complete]] = []
+        for j in window:
+            c = events[j]
+            if type(c) is ev.Fire:
+                self.fire(j, c, in_add=False)
+            elif type(c) is ev.Complete:
+                self.complete(j, c, e)
+                vias.append((j, c))
+            elif type(c) is ev.Purge:
+                self.purge(j, c)
+        if t is ev.Advance:
+            self.advance(i, e)
+        elif t is ev.Cancel:
+            self.cancel(i, e)
+        elif t is ev.Observe:
+            self.observe(i, e)
+        elif t is ev.CheckAndComplete:
+            self.check(i, e, vias)
+        elif t is ev.ForceComplete:
+            self.force(i, e, vias)
+        elif t is ev.SetCompletable:
+            if e.op not in self.op_watch:
+                self.flag("well-formed", (i,), f"set_completable names op {e.op}, which was never watched")
+            self.completable[e.op] = i if e.value else None
+        elif t is ev.CancelForKey:
+            self.cancel_for_key(i, e)
+
+    # -- timer ------------------------------------------------------------------------------------
+    def add(self, i: int, e: ev.Add, window: list[int]) -> None:
+        p = self.p
+        if e.exp != e.now + e.delay:
+            self.flag("well-formed", (i,), f"task {e.task} added at {e.now} with delay {e.delay} "
+                      f"reports exp {e.exp}, not now + delay = {e.now + e.delay}")
+        transient = p.fires_nonpositive_in_add() and e.delay <= 0
+        if transient:
+            # Kafka's MockTimer runs it inside add and makes no entry: the old entry stays live.
+            fired_inside = False
+            for j in window:
+                c = self.events[j]
+                if type(c) is ev.Fire and not fired_inside and c.task == e.task and c.exp == e.exp:
+                    fired_inside = True
+                    self.fired_at[i] = j
+                    self.sched_of_task.setdefault(e.task, []).append(i)
+                    continue
+                self.other_in_window(j, c, e)
+            if not fired_inside:
+                self.sched_of_task.setdefault(e.task, []).append(i)
+                self.flag("no-lost-task", (i,), f"task {e.task} added at {e.now} with delay {e.delay} <= 0 "
+                          f"did not fire inside add, as {p.name} requires")
+            return
+        old = self.live.get(e.task)
+        if old is not None:
+            self.superseded_by[old] = i
+        self.live[e.task] = i
+        self.sched_of_task.setdefault(e.task, []).append(i)
+        heapq.heappush(self.due_heap, (p.earliest(e.exp), i))
+        if p.name == "strict-gt":
+            heapq.heappush(self.mock_queue, e.exp)
+        for j in window:
+            c = self.events[j]
+            if type(c) is ev.Fire:
+                self.fire(j, c, in_add=(c.task == e.task))
+            else:
+                self.other_in_window(j, c, e)
+
+    def other_in_window(self, j: int, c: Any, ctx: Any) -> None:
+        if type(c) is ev.Fire:
+            self.fire(j, c, in_add=False)
+        elif type(c) is ev.Complete:
+            self.complete(j, c, ctx)
+        elif type(c) is ev.Purge:
+            self.purge(j, c)
+
+    def fire(self, j: int, f: ev.Fire, in_add: bool) -> None:
+        p = self.p
+        sid = self.live.get(f.task)
+        if sid is not None and self.events[sid].exp == f.exp:
+            add = self.events[sid]
+            del self.live[f.task]
+            self.fired_at[sid] = j
+            if not p.may_fire(f.exp, f.now, add.delay, in_add=in_add):
+                self.flag("no-early-fire", (sid, j), f"task {f.task} (exp {f.exp}) fired at {f.now}, before "
+                          f"its earliest allowed time {p.earliest(f.exp)} {self.rule(p)}")
+            if not _lateness_ok(p, f.exp, f.now):
+                self.flag("late-fire", (sid, j), f"task {f.task} (exp {f.exp}) fired at {f.now}, "
+                          f"{f.now - f.exp} ms late; the profile allows {p.lateness_ms} ms")
+            return
+        # No live schedule with this expiration: find which schedule this fire claims to be.
+        claimed = None
+        for s in reversed(self.sched_of_task.get(f.task, ())):
+            if self.events[s].exp == f.exp:
+                claimed = s
+                break
+        if claimed is None:
+            prior = self.sched_of_task.get(f.task)
+            if not prior:
+                self.flag("fire-once", (j,), f"task {f.task} fired at {f.now} (exp {f.exp}) but was never added")
+            else:
+                last = prior[-1]
+                self.flag("fire-once", (last, j), f"task {f.task} fired at {f.now} with exp {f.exp}, which no "
+                          f"add of it produced (its last add, at {self.events[last].now}, gave exp "
+                          f"{self.events[last].exp})")
+        elif claimed in self.fired_at:
+            k = self.fired_at[claimed]
+            self.flag("fire-once", (claimed, k, j), f"task {f.task} (exp {f.exp}) fired twice for one add: "
+                      f"at {self.events[k].now} and again at {f.now}")
+        elif claimed in self.cancelled_at:
+            c = self.cancelled_at[claimed]
+            self.flag("no-fire-after-cancel", (claimed, c, j), f"task {f.task} (exp {f.exp}) fired at {f.now} "
+                      f"after it was cancelled at {self.events[c].now} (and not re-added)")
+        elif claimed in self.superseded_by:
+            n = self.superseded_by[claimed]
+            self.flag("fire-once", (claimed, n, j), f"task {f.task}: the entry with exp {f.exp} fired at {f.now} "
+                      f"although a re-add at {self.events[n].now} (exp {self.events[n].exp}) had replaced it")
+        else:  # pragma: no cover - every schedule is live, fired, cancelled or superseded
+            self.flag("fire-once", (claimed, j), f"task {f.task} (exp {f.exp}) fired at {f.now} unexpectedly")
+
+    def cancel(self, i: int, e: ev.Cancel) -> None:
+        sid = self.live.pop(e.task, None)
+        if sid is not None:
+            self.cancelled_at[sid] = i
+        if e.pending and sid is None:
+            prev = self.sched_of_task.get(e.task)
+            idx = (prev[-1], i) if prev else (i,)
+            self.flag("cancel-result", idx, f"cancel of task {e.task} at {e.now} reported a pending entry, "
+                      "but the task had no live schedule")
+        elif not e.pending and sid is not None and self.p.name != "strict-gt":
+            self.flag("cancel-result", (sid, i), f"cancel of task {e.task} at {e.now} reported nothing pending, "
+                      f"but its add at {self.events[sid].now} (exp {self.events[sid].exp}) had not fired")
+
+    def advance(self, i: int, e: ev.Advance) -> None:
+        t = e.now
+        p, pp = self.p, self.pp
+        heap = self.due_heap
+        while heap and heap[0][0] <= t:
+            _, sid = heapq.heappop(heap)
+            add = self.events[sid]
+            if self.live.get(add.task) == sid and sid not in self.lost_reported:
+                self.lost_reported.add(sid)
+                self.flag("no-lost-task", (sid, i), f"task {add.task} (exp {add.exp}) had not fired by the end "
+                          f"of the advance to {t}, though its earliest time {p.earliest(add.exp)} "
+                          f"{self.rule(p)} had come")
+        oh = self.op_heap
+        while oh and oh[0][0] <= t:
+            _, op = heapq.heappop(oh)
+            if op in self.on_timer and op not in self.op_lost_reported:
+                self.op_lost_reported.add(op)
+                w = self.events[self.op_watch[op]]
+                self.flag("no-lost-operation", (self.op_watch[op], i), f"op {op} (deadline {w.now + w.delay}) "
+                          f"had not completed by the end of the advance to {t}, though its deadline "
+                          f"window {pp.earliest(w.now + w.delay)} {self.rule(pp)} had come")
+
+    def pop_mock_queues(self, t: int) -> None:
+        for q in (self.mock_queue, self.mock_op_queue):  # (empty unless a profile is strict-gt)
+            while q and q[0] < t:
+                heapq.heappop(q)
+
+    def observe(self, i: int, e: ev.Observe) -> None:
+        if e.what == "size":
+            want = len(self.mock_queue) if self.p.name == "strict-gt" else len(self.live)
+            if e.value != want:
+                self.flag("size", (i,), f"size() returned {e.value} at {e.now}; the history leaves {want} "
+                          + ("entries in MockTimer's queue" if self.p.name == "strict-gt" else "tasks pending"))
+        elif e.what == "num_delayed":
+            want = self.delayed()
+            if e.value != want:
+                self.flag("num-delayed", (i,), f"num_delayed() returned {e.value} at {e.now}; the history "
+                          f"leaves {want} operations on the purgatory's timer")
+
+    def delayed(self) -> int:
+        return len(self.mock_op_queue) if self.pp.name == "strict-gt" else len(self.on_timer)
+
+    # -- purgatory --------------------------------------------------------------------------------
+    def watch(self, i: int, e: ev.TryCompleteElseWatch, window: list[int]) -> None:
+        pp = self.pp
+        if e.op in self.op_watch:
+            self.flag("well-formed", (self.op_watch[e.op], i), f"op {e.op} is watched twice")
+        self.op_watch[e.op] = i
+        self.completable[e.op] = None
+        by_try = None
+        for j in window:
+            c = self.events[j]
+            if type(c) is ev.Complete:
+                self.complete(j, c, e)
+                if c.op == e.op and c.via == "try":
+                    by_try = j
+            else:
+                self.other_in_window(j, c, e)
+        if e.result != (by_try is not None):
+            idx = (by_try, i) if by_try is not None else (i,)
+            self.flag("watch-result", idx, f"tryCompleteElseWatch of op {e.op} at {e.now} returned {e.result}, "
+                      + ("but it completed the op (Complete via=try)" if by_try is not None
+                         else "but no Complete(via=try) of the op precedes it"))
+        if by_try is not None and e.result:
+            return  # completed by the first try: never watched, never on the timer
+        for k in e.keys:
+            self.watchers.setdefault(k, {})[e.op] = i
+        if e.op in self.completed_at:
+            return  # its timeout fired inside add (delay <= 0)
+        self.on_timer.add(e.op)
+        deadline = e.now + e.delay
+        heapq.heappush(self.op_heap, (pp.earliest(deadline), e.op))
+        if pp.name == "strict-gt":
+            if e.delay <= 0:
+                self.flag("no-lost-operation", (i,), f"op {e.op} watched at {e.now} with timeout {e.delay} <= 0 "
+                          f"did not expire inside the watch, as {pp.name} requires")
+            else:
+                heapq.heappush(self.mock_op_queue, deadline)
+
+    def complete(self, j: int, c: ev.Complete, ctx: Any) -> None:
+        pp = self.pp
+        w_idx = self.op_watch.get(c.op)
+        if w_idx is None:
+            self.flag("well-formed", (j,), f"op {c.op} completed at {c.now} but was never watched")
+            return
+        if c.op in self.completed_at:
+            k = self.completed_at[c.op]
+            self.flag("complete-once", (k, j), f"op {c.op} completed twice: via {self.events[k].via} at "
+                      f"{self.events[k].now} and via {c.via} at {c.now}")
+            return
+        self.completed_at[c.op] = j
+        self.on_timer.discard(c.op)
+        w = self.events[w_idx]
+        t = type(ctx)
+        ok = True
+        if c.via == "try":
+            ok = t is ev.TryCompleteElseWatch and ctx.op == c.op
+        elif c.via == "check":
+            ok = t is ev.CheckAndComplete and c.op in self.watchers.get(ctx.key, ())
+        elif c.via == "force":
+            ok = t is ev.ForceComplete and ctx.op == c.op
+        elif c.via == "expire":
+            in_add = t is ev.TryCompleteElseWatch and ctx.op == c.op
+            ok = t is ev.Advance or in_add
+            if c.op in self.op_cancelled_at:
+                k = self.op_cancelled_at[c.op]
+                self.flag("expire-rule", (w_idx, k, j), f"op {c.op} expired at {c.now} although cancelForKey at "
+                          f"{self.events[k].now} had cancelled its timer entry")
+            deadline = w.now + w.delay
+            if not pp.may_fire(deadline, c.now, w.delay, in_add=in_add):
+                self.flag("no-early-expire", (w_idx, j), f"op {c.op} (watched at {w.now}, timeout {w.delay}, "
+                          f"deadline {deadline}) expired at {c.now}, before its deadline window "
+                          f"{pp.earliest(deadline)} {self.rule(pp)}")
+            if not _lateness_ok(pp, deadline, c.now):
+                self.flag("late-fire", (w_idx, j), f"op {c.op} (deadline {deadline}) expired at {c.now}, "
+                          f"{c.now - deadline} ms late; the profile allows {pp.lateness_ms} ms")
+        else:
+            self.flag("well-formed", (j,), f"Complete of op {c.op} has unknown via {c.via!r}")
+            return
+        if not ok:
+            where = f"a {ctx.kind} request" if ctx is not None else "no request (the history ends)"
+            detail = f" of key {ctx.key!r}, which op {c.op} does not watch" if t is ev.CheckAndComplete else ""
+            ctx_i = self.ctx_i
+            self.flag("complete-context", (j,) + ((ctx_i,) if ctx_i is not None else ()),
+                      f"op {c.op} completed via {c.via} at {c.now} inside {where}{detail}")
+
+    def check(self, i: int, e: ev.CheckAndComplete, vias: list[tuple[int, ev.Complete]]) -> None:
+        by_check = [j for j, c in vias if c.via == "check"]
+        if e.completed != len(by_check):
+            self.flag("check-count", tuple(by_check) + (i,), f"checkAndComplete({e.key!r}) at {e.now} returned "
+                      f"{e.completed}, but {len(by_check)} Complete(via=check) precede it")
+        ws = self.watchers.get(e.key)
+        if ws is None:
+            return
+        for op, w_idx in list(ws.items()):
+            if op in self.completed_at:
+                del ws[op]  # the walk drops completed operations
+                continue
+            sc = self.completable.get(op)
+            if sc is not None:
+                self.flag("no-lost-wakeup", (w_idx, sc, i), f"checkAndComplete({e.key!r}) at {e.now} left op {op} "
+                          f"uncompleted, though it watches {e.key!r} and was made completable at "
+                          f"{self.events[sc].now}")
+        if not ws:
+            del self.watchers[e.key]
+
+    def force(self, i: int, e: ev.ForceComplete, vias: list[tuple[int, ev.Complete]]) -> None:
+        if e.op not in self.op_watch:
+            self.flag("well-formed", (i,), f"force_complete names op {e.op}, which was never watched")
+            return
+        mine = [j for j, c in vias if c.op == e.op and c.via == "force"]
+        before = self.completed_at.get(e.op)
+        was_done = before is not None and not mine
+        if e.result != bool(mine):
+            self.flag("force-result", tuple(mine) + (i,), f"forceComplete of op {e.op} at {e.now} returned "
+                      f"{e.result}, but " + ("it completed the op" if mine else "no Complete(via=force) precedes it"))
+        elif e.result == was_done:
+            self.flag("force-result", ((before,) if before is not None else ()) + (i,),
+                      f"forceComplete of op {e.op} at {e.now} returned {e.result} although the op was "
+                      + ("completed already" if was_done else "not completed before"))
+
+    def cancel_for_key(self, i: int, e: ev.CancelForKey) -> None:
+        ws = self.watchers.pop(e.key, {})
+        returned = set(e.ops)
+        for op in e.ops:
+            if op not in ws:
+                self.flag("cancel-for-key-result", (i,), f"cancelForKey({e.key!r}) at {e.now} returned op {op}, "
+                          f"which does not watch {e.key!r}")
+        for op, w_idx in ws.items():
+            if op not in returned and op not in self.completed_at:
+                self.flag("cancel-for-key-result", (w_idx, i), f"cancelForKey({e.key!r}) at {e.now} did not return "
+                          f"op {op}, which watches {e.key!r} and is not completed")
+        for op in returned & ws.keys():
+            if op in self.on_timer:
+                self.on_timer.discard(op)
+                self.op_cancelled_at[op] = i
+
+    def purge(self, j: int, e: ev.Purge) -> None:
+        want = self.delayed()
+        if e.delayed != want:
+            self.flag("num-delayed", (j,), f"the purge at {e.now} reports {e.delayed} delayed operations; the "
+                      f"history leaves {want} on the purgatory's timer")
+
+
+def check_history(history: Iterable[Any], profile: Profile, *, purgatory_profile: Profile | None = None,
+                  z3: bool = False, stop_at_first: bool = False) -> Verdict:
+    """Judge ``history`` against :data:`PROPERTIES` under ``profile`` (timer) and
+    ``purgatory_profile`` (operation deadlines; default: ``profile``).
+
+    ``stop_at_first`` returns after the first violation.  ``z3``: also re-judge every property
+    instance with Z3 (slow; for small histories).  When there are violations, Z3 confirms each one
+    and shrinks its ``indices`` to an unsat core, whatever ``z3`` says.
+    """
+    events = list(history)
+    judge = _Judge(profile, purgatory_profile or profile, stop_at_first)
+    violations = judge.run(events)
+    verdict = Verdict(not violations, violations)
+    if z3:
+        # The Z3 layer (confirmation and unsat-core explanations) lands in the next commit.
+        raise NotImplementedError("check_history(z3=True): the Z3 layer is not written yet")
+    return verdict
