@@ -30,6 +30,9 @@ class MockTimer:
         self.clock = clock if clock is not None else ManualClock()
         self._listener = listener
         self._queue: list[tuple[int, int, TimerTaskEntry]] = []
+        # The entries still in the queue, so that a cancel can report whether it hit a queued
+        # entry (Kafka's entries here are never linked in a bucket, so TimerTask.cancel cannot tell).
+        self._queued: set[TimerTaskEntry] = set()
         self._seq = itertools.count()
         self._lock = threading.Lock()
 
@@ -40,7 +43,9 @@ class MockTimer:
             self._fire(task, exp)
         else:
             with self._lock:
-                heapq.heappush(self._queue, (exp, next(self._seq), TimerTaskEntry(task, exp)))
+                entry = TimerTaskEntry(task, exp)
+                heapq.heappush(self._queue, (exp, next(self._seq), entry))
+                self._queued.add(entry)
         return exp
 
     def advance_clock(self, timeout_ms: int = 0) -> bool:
@@ -52,11 +57,16 @@ class MockTimer:
                 if not self._queue or not now > self._queue[0][0]:
                     break
                 _, _, entry = heapq.heappop(self._queue)
+                self._queued.discard(entry)
             if not entry.cancelled():
                 assert entry.timer_task is not None
                 self._fire(entry.timer_task, entry.expiration_ms)
                 executed = True
         return executed
+
+    def holds(self, entry: TimerTaskEntry | None) -> bool:
+        """Is ``entry`` still in the queue (not yet dequeued by an advance)?"""
+        return entry is not None and entry in self._queued
 
     def size(self) -> int:
         return len(self._queue)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 from wheelspec.spec.history import History
-from wheelspec.spec.limits import check_delay, check_key, check_keys, check_range, check_time
+from wheelspec.spec.limits import (check_delay, check_key, check_keys, check_range, check_tick, check_time,
+                                   check_wheel_size)
 
 from .clock import ManualClock
 from .mock_timer import MockTimer
@@ -37,8 +38,9 @@ class Simulation:
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES} for the reference, got {profile!r}")
         self.profile = profile
-        self.tick_ms = tick_ms
-        self.wheel_size = wheel_size
+        # Validated for every profile (strict-gt ignores them, but a bad value is still a bug).
+        self.tick_ms = check_tick(tick_ms)
+        self.wheel_size = check_wheel_size(wheel_size)
         self.clock = ManualClock(start_ms)
         self.history = History()
         self.timer = self._new_timer(listener=self.history)
@@ -74,7 +76,12 @@ class Simulation:
         task = self.tasks.get(task_id)
         if task is None:
             raise KeyError(f"cancel: unknown task id {task_id}")
+        entry = task.timer_task_entry()
         pending = task.cancel()
+        if isinstance(self.timer, MockTimer):
+            # MockTimer entries are never linked in a bucket, so TimerTask.cancel always says
+            # False; the task was pending iff its current entry is still queued.
+            pending = self.timer.holds(entry)
         self.history(ev.Cancel(self.now, task_id, pending))
         return pending
 
