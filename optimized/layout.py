@@ -1,0 +1,148 @@
+"""The array layout of the optimized engine: slot numbers, column numbers, sizes.
+
+Everything the compiled kernels share is named here, so the kernels, the Python wrappers and the
+invariant checker agree on one layout.  This module imports numpy only (no numba), so that it is
+cheap to import.
+
+Timer (models Kafka's ``SystemTimer`` + ``TimingWheel`` + ``TimerTaskList`` + ``DelayQueue``):
+
+* ``S``     int64[S_LEN]            scalars (the slots named below).
+* ``lv``    int64[max_levels, 2]    one record per wheel level: its tick and its lazy clock
+                                    ``current_time``.  Level 0 exists from the start; level L+1 is
+                                    created on demand (Kafka's overflow wheel) and ``S[NLEV]``
+                                    counts the levels created so far.
+* ``bk``    int64[max_levels*W, 4]  one record per bucket (``TimerTaskList``): its expiration (-1:
+                                    no window), the first and last chunk of its entries, and how
+                                    many slots it has used (live entries and tombstones).
+* ``heap``  int64[max_levels*W+1]   the delay queue: bucket ids in a binary heap keyed by bucket
+                                    expiration, sifted exactly like ``java.util.PriorityQueue``.
+* ``tk``    int64[capacity, 2]      one record per task id: its expiration and its *location*,
+                                    the pool slot holding its live entry (-1: not scheduled).  A
+                                    task *is* its entry: the id is the row.
+* ``pool``  int32[chunks*CHUNK]     bucket storage: per-bucket chains of fixed-size chunks of task
+                                    ids, in insertion order.  A slot ``s`` is live iff
+                                    ``tk[pool[s], T_LOC] == s``; cancel and re-add just move or clear
+                                    the task's location and leave a tombstone, which the bucket's
+                                    flush skips.  A flush therefore reads memory sequentially.
+* ``cnext`` int32[chunks]           next chunk of a chain (or of the free list), -1 at the end.
+
+Why chunks and tombstones rather than Kafka's doubly linked lists: a linked-list flush visits
+nodes at random addresses and measured 3-4 M fires/s here (memory latency bound); a chunked chain
+is read sequentially, and the only random access per entry is the task's own 16-byte record.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Slots of a bucket chunk.  64 int32 ids = 256 bytes = 4 cache lines: long enough for the hardware
+#: prefetcher, short enough that a nearly empty bucket wastes little.
+CHUNK = 64
+
+# -- timer scalars S[...] ------------------------------------------------------------------------
+TICK = 0       # base tick (ms)
+WSIZE = 1      # wheel size (buckets per level)
+NLEV = 2       # levels created so far (>= 1)
+MAXLEV = 3     # rows of lv (levels that can ever be needed for the accepted ranges, + 1)
+COUNT = 4      # Kafka's taskCounter: live entries in buckets
+HEAPN = 5      # buckets in the delay queue
+FREE = 6       # head of the free-chunk list (-1: empty)
+NFREE = 7      # chunks on the free list
+NOUT = 8       # rows of the output buffer filled so far (fired tasks)
+NEED = 9       # set by a kernel that stopped for lack of room: how much it needs
+ERROR = 10     # non-zero: a kernel met an impossible state (see kernels.ERR_*)
+S_LEN = 16
+
+# -- lv columns -------------------------------------------------------------------------------------
+LV_TICK = 0
+LV_CUR = 1
+
+# -- bk columns -------------------------------------------------------------------------------------
+B_EXP = 0
+B_HEAD = 1
+B_TAIL = 2
+B_NSLOTS = 3
+BK_COLS = 4
+
+# -- tk columns -------------------------------------------------------------------------------------
+T_EXP = 0
+T_LOC = 1
+
+# -- kernel status codes (why a kernel stopped early; the wrapper grows something and resumes) ----
+DONE = 0
+NEED_CHUNKS = 1
+NEED_OUT = 2
+NEED_SCRATCH = 3
+
+#: Every expiration the accepted ranges allow satisfies ``|exp - current_time| < 2**44`` (see
+#: :mod:`wheelspec.spec.limits`).
+EXP_SPAN = 2**44
+
+#: Largest dense task id + 1 (pool slots hold int32 ids).
+MAX_CAPACITY = 2**31 - 1
+
+
+def max_levels(tick_ms: int, wheel_size: int) -> int:
+    """Rows for the level table: enough for any expiration the accepted ranges allow.
+
+    Level L's clock is ``current_time`` of level 0 rounded down to level L's tick (the levels stay
+    aligned), so level L accepts every ``exp`` with ``exp - current_time_0 < (W - 1) * tick * W**L``.
+    The first L where that reaches ``EXP_SPAN`` is the highest level ever created; one more row is
+    kept as a margin that an invariant check watches."""
+    level = 0
+    while (wheel_size - 1) * tick_ms * wheel_size**level < EXP_SPAN:
+        level += 1
+    return level + 2
+
+
+def new_timer_arrays(tick_ms: int, wheel_size: int, start_ms: int, capacity: int,
+                     chunks: int) -> dict[str, np.ndarray]:
+    """Allocate a fresh timer: level 0 at ``start_ms`` rounded down to the tick, empty buckets,
+    an empty delay queue, ``capacity`` task rows and ``chunks`` free chunks."""
+    maxlev = max_levels(tick_ms, wheel_size)
+    nbuckets = maxlev * wheel_size
+    S = np.zeros(S_LEN, np.int64)
+    S[TICK] = tick_ms
+    S[WSIZE] = wheel_size
+    S[NLEV] = 1
+    S[MAXLEV] = maxlev
+    lv = np.zeros((maxlev, 2), np.int64)
+    lv[0, LV_TICK] = tick_ms
+    lv[0, LV_CUR] = start_ms - start_ms % tick_ms
+    bk = np.full((nbuckets, BK_COLS), -1, np.int64)
+    bk[:, B_NSLOTS] = 0
+    heap = np.full(nbuckets + 1, -1, np.int64)
+    tk = np.full((capacity, 2), -1, np.int64)
+    pool = np.zeros(chunks * CHUNK, np.int32)
+    cnext = np.arange(1, chunks + 1, dtype=np.int32)
+    cnext[-1] = -1
+    S[FREE] = 0
+    S[NFREE] = chunks
+    return {"S": S, "lv": lv, "bk": bk, "heap": heap, "tk": tk, "pool": pool, "cnext": cnext}
+
+
+def grow_chunks(S: np.ndarray, pool: np.ndarray, cnext: np.ndarray, at_least: int) -> tuple[np.ndarray, np.ndarray]:
+    """The one place the chunk pool grows: at least double it, and put the new chunks on the free
+    list.  Returns the new ``(pool, cnext)``."""
+    old = cnext.shape[0]
+    new = max(2 * old, old + at_least, 16)
+    pool2 = np.empty(new * CHUNK, np.int32)
+    pool2[: old * CHUNK] = pool
+    cnext2 = np.empty(new, np.int32)
+    cnext2[:old] = cnext
+    cnext2[old:new] = np.arange(old + 1, new + 1, dtype=np.int32)
+    cnext2[new - 1] = S[FREE]  # the new chunks go in front of whatever is still free
+    S[FREE] = old
+    S[NFREE] += new - old
+    return pool2, cnext2
+
+
+def grow_rows(a: np.ndarray, at_least: int, fill: int) -> np.ndarray:
+    """Grow a 1-d or 2-d array to at least ``at_least`` rows (at least doubling), new rows = fill."""
+    old = a.shape[0]
+    if at_least <= old:
+        return a
+    new = max(2 * old, at_least, 16)
+    b = np.full((new,) + a.shape[1:], fill, a.dtype)
+    b[:old] = a
+    return b

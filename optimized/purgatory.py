@@ -1,0 +1,268 @@
+"""``ArrayPurgatory``: Kafka's ``DelayedOperationPurgatory`` on arrays, over its own
+:class:`~.timer.ArrayTimer` (the operations' timeouts; an operation id is its timer task id).
+
+Operations are dense ids ``0 <= op < capacity`` (each watched at most once), whose ``tryComplete``
+succeeds iff their *completable* flag is set (Kafka's test ``MockDelayedOperation``).  Watch keys
+are dense key ids handed out by :meth:`key_id` (a dict from any ``str``/``int`` key; the compiled
+code only sees the ids).
+
+Every call returns, besides its own result, the completions it caused as ``(ops, vias)`` arrays in
+the order the callbacks ran (``vias`` index :data:`~.purgatory_kernels.VIAS`: try, check, expire,
+force); an ``expire`` completion is followed by ``onExpiration`` (wheelspec's ``Expire`` event).
+
+Batch API: ``watch_many``, ``set_completable_many``, ``check_many``, ``force_complete_many``,
+``cancel_for_key``, ``advance_to``; queries ``watched()``, ``num_delayed()``, ``estimated``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wheelspec.spec.limits import (MAX_DELAY_MS, MIN_DELAY_MS, RangeError, check_key,
+                                   check_purge_interval, check_range)
+
+from . import layout as L
+from . import purgatory_kernels as PK
+from .timer import ArrayTimer, as_int_array, check_bounds, debug_default
+
+Key = str | int
+
+
+class PurgeReport:
+    """What one purge did: Kafka's ``estimated`` before it, ``numDelayed`` (the new estimate)
+    and the number of completed entries dropped from watch lists."""
+
+    __slots__ = ("estimated", "delayed", "purged")
+
+    def __init__(self, estimated: int, delayed: int, purged: int) -> None:
+        self.estimated, self.delayed, self.purged = estimated, delayed, purged
+
+    def __repr__(self) -> str:
+        return f"PurgeReport(estimated={self.estimated}, delayed={self.delayed}, purged={self.purged})"
+
+
+class ArrayPurgatory:
+    def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
+                 purge_interval: int = 1000, capacity: int = 1024, debug: bool | None = None) -> None:
+        self.purge_interval = check_purge_interval(purge_interval)
+        self.debug = debug_default() if debug is None else bool(debug)
+        self.timer = ArrayTimer(tick_ms, wheel_size, start_ms, capacity, debug=self.debug)
+        self.P = np.zeros(PK.P_LEN, np.int64)
+        self.opt = np.zeros((capacity, 3), np.int8)
+        self.kt = np.full((16, 3), -1, np.int64)
+        self.kt[:, PK.K_LEN] = 0
+        self.we = np.zeros((0, 2), np.int64)
+        self.P[PK.P_WFREE] = -1
+        self.lg = np.zeros((64, 2), np.int64)
+        self._keys: dict[Key, int] = {}
+        self._key_names: list[Key] = []
+
+    # -- ids ------------------------------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self.timer.now
+
+    @property
+    def capacity(self) -> int:
+        return int(self.opt.shape[0])
+
+    def reserve(self, capacity: int) -> None:
+        """Make room for operation ids ``< capacity``."""
+        self.timer.reserve(capacity)
+        if self.timer.capacity > self.opt.shape[0]:
+            self.opt = L.grow_rows(self.opt, self.timer.capacity, 0)
+
+    def key_id(self, key: Key) -> int:
+        """The dense id of a watch key (allocated on first use)."""
+        kid = self._keys.get(key)
+        if kid is None:
+            key = check_key(key)
+            kid = self._keys[key] = len(self._key_names)
+            self._key_names.append(key)
+            if kid >= self.kt.shape[0]:
+                self.kt = L.grow_rows(self.kt, kid + 1, -1)
+                self.kt[kid:, PK.K_LEN] = 0
+        return kid
+
+    def key_of(self, kid: int) -> Key:
+        return self._key_names[kid]
+
+    @property
+    def num_keys(self) -> int:
+        return len(self._key_names)
+
+    # -- queries --------------------------------------------------------------------------------------
+    def watched(self) -> int:
+        """Kafka's ``watched()``: the total length of all watch lists (completed operations not
+        yet purged included)."""
+        return int(self.P[PK.P_WATCHED])
+
+    def num_delayed(self) -> int:
+        """Kafka's ``numDelayed()``: the timeout timer's size."""
+        return self.timer.size()
+
+    @property
+    def estimated(self) -> int:
+        return int(self.P[PK.P_EST])
+
+    def is_completed(self, op: int) -> bool:
+        return bool(self.opt[op, PK.O_DONE])
+
+    # -- batch API --------------------------------------------------------------------------------------
+    def watch_many(self, ops: object, delays: object, key_ids: object,
+                   completable: object | None = None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """``tryCompleteElseWatch`` for each new operation ``ops[i]`` with timeout ``delays[i]`` on
+        the keys of row ``i`` of ``key_ids`` (a 2-d int array, or a sequence of sequences),
+        optionally completable at once.  Returns ``(results, completions)``: ``results[i]`` is
+        True iff the call itself completed the operation."""
+        ops_a = self._new_ops(ops)
+        d = as_int_array("delays", delays)
+        if d.shape[0] != ops_a.shape[0]:
+            raise ValueError(f"ops and delays differ in length: {ops_a.shape[0]} != {d.shape[0]}")
+        check_bounds("delays", d, MIN_DELAY_MS, MAX_DELAY_MS)
+        kstart, kids = self._key_rows(key_ids, ops_a.shape[0])
+        if completable is not None:
+            c = np.asarray(completable, dtype=bool)
+            if c.shape != ops_a.shape:
+                raise ValueError(f"ops and completable differ in length: {ops_a.shape[0]} != {c.shape}")
+            self.opt[ops_a, PK.O_COMPLETABLE] = c
+        self._room_entries(kids.shape[0])
+        self._room_log(ops_a.shape[0])
+        tout = np.empty(ops_a.shape[0], np.int64)
+        m = PK.watch_range(self.P, self.opt, self.kt, self.we, self.lg, ops_a, kstart, kids, tout)
+        results = self.opt[ops_a, PK.O_DONE].astype(bool)
+        if m:
+            idx = tout[:m]
+            fired, _ = self._timer_add(ops_a[idx], d[idx])
+            self._expire(fired)
+        self._after()
+        return results, self._take_log()
+
+    def set_completable_many(self, ops: object, values: object = True) -> None:
+        """Make ``tryComplete`` of these operations succeed (or fail) from now on."""
+        ops_a = self._known_ops(ops)
+        self.opt[ops_a, PK.O_COMPLETABLE] = np.broadcast_to(np.asarray(values, dtype=bool), ops_a.shape)
+
+    def check_many(self, key_ids: object) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """``checkAndComplete`` for each key id in order; returns ``(counts, completions)``."""
+        kids = as_int_array("key_ids", key_ids)
+        check_bounds("key_ids", kids, 0, self.num_keys - 1)
+        counts = np.zeros(kids.shape[0], np.int64)
+        self._room_log(self.watched())
+        PK.check_range(self.P, self.opt, self.kt, self.we, self.lg, self.timer.S, self.timer.tk, kids, counts)
+        self._after()
+        return counts, self._take_log()
+
+    def force_complete_many(self, ops: object) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """``forceComplete`` from outside for each op; returns ``(won, completions)``."""
+        ops_a = self._known_ops(ops)
+        res = np.zeros(ops_a.shape[0], np.int8)
+        self._room_log(ops_a.shape[0])
+        PK.force_range(self.P, self.opt, self.lg, self.timer.S, self.timer.tk, ops_a, res)
+        self._after()
+        return res.astype(bool), self._take_log()
+
+    def cancel_for_key(self, key_id: int) -> np.ndarray:
+        """``cancelForKey``: the ids that were listed under the key (watch order, repeats kept)."""
+        kid = check_range("key id", key_id, 0, self.num_keys - 1)
+        self._room_log(int(self.kt[kid, PK.K_LEN]))
+        PK.cancel_key(self.P, self.kt, self.we, self.lg, self.timer.S, self.timer.tk, kid)
+        self._after()
+        return self._take_log()[0]
+
+    def advance_to(self, time_ms: int) -> tuple[tuple[np.ndarray, np.ndarray], PurgeReport | None]:
+        """The reaper's step on a manual clock at ``time_ms``: run the due timeouts (each completes
+        via expire), then apply the purge rule.  Returns ``(completions, purge report or None)``."""
+        fired, _ = self.timer.advance_to(time_ms)
+        self._expire(fired)
+        report = None
+        if PK.purge(self.P, self.opt, self.kt, self.we, self.num_keys, self.timer.size(), self.purge_interval):
+            report = PurgeReport(int(self.P[PK.P_BEFORE]), self.timer.size(), int(self.P[PK.P_PURGED]))
+        self._after()
+        return self._take_log(), report
+
+    # -- internals ----------------------------------------------------------------------------------------
+    def _timer_add(self, ops: np.ndarray, delays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self.timer._add(ops, delays + self.timer.now)
+        return self.timer._take_out()
+
+    def _expire(self, fired: np.ndarray) -> None:
+        if fired.shape[0]:
+            self._room_log(fired.shape[0])
+            PK.expire_range(self.P, self.opt, self.lg, fired)
+
+    def _new_ops(self, ops: object) -> np.ndarray:
+        a = as_int_array("ops", ops)
+        check_bounds("ops", a, 0, L.MAX_CAPACITY - 1)
+        if a.size:
+            top = int(a.max()) + 1
+            if top > self.opt.shape[0]:
+                self.reserve(top)
+            used = np.flatnonzero(self.opt[a, PK.O_USED])
+            if used.size:
+                raise ValueError(f"ops[{int(used[0])}]={int(a[used[0]])} was watched already (an operation is watched once)")
+            if np.unique(a).size != a.size:
+                raise ValueError("ops contains the same operation id twice")
+        return a
+
+    def _known_ops(self, ops: object) -> np.ndarray:
+        a = as_int_array("ops", ops)
+        check_bounds("ops", a, 0, self.opt.shape[0] - 1)
+        unknown = np.flatnonzero(self.opt[a, PK.O_USED] == 0)
+        if unknown.size:
+            raise KeyError(f"unknown op id {int(a[unknown[0]])} (ops[{int(unknown[0])}] was never watched)")
+        return a
+
+    def _key_rows(self, key_ids: object, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Flatten per-operation key rows into (kstart[n+1], kids)."""
+        if isinstance(key_ids, np.ndarray) and key_ids.ndim == 2:
+            a = as_int_array("key_ids", key_ids.reshape(-1))
+            if key_ids.shape[0] != n:
+                raise ValueError(f"ops and key_ids differ in length: {n} != {key_ids.shape[0]}")
+            if key_ids.shape[1] == 0:
+                raise ValueError("key_ids rows must not be empty (Kafka: the watch key list can't be empty)")
+            kstart = np.arange(n + 1, dtype=np.int64) * key_ids.shape[1]
+        else:
+            rows = list(key_ids)  # type: ignore[call-overload]
+            if len(rows) != n:
+                raise ValueError(f"ops and key_ids differ in length: {n} != {len(rows)}")
+            lens = np.array([len(r) for r in rows], np.int64)
+            if lens.size and lens.min() == 0:
+                raise ValueError(f"key_ids[{int(np.argmin(lens))}] is empty (Kafka: the watch key list can't be empty)")
+            kstart = np.zeros(n + 1, np.int64)
+            np.cumsum(lens, out=kstart[1:])
+            a = as_int_array("key_ids", [k for r in rows for k in r]) if n else np.zeros(0, np.int64)
+        check_bounds("key_ids", a, 0, self.num_keys - 1)
+        return kstart, a
+
+    def _room_entries(self, n: int) -> None:
+        """The one place watch entries grow: new rows are chained onto the free list."""
+        if self.P[PK.P_NWFREE] >= n:
+            return
+        old = self.we.shape[0]
+        new = max(2 * old, old + n - int(self.P[PK.P_NWFREE]), 64)
+        we = np.zeros((new, 2), np.int64)
+        we[:old] = self.we
+        we[old:, PK.W_NEXT] = np.arange(old + 1, new + 1)
+        we[new - 1, PK.W_NEXT] = self.P[PK.P_WFREE]
+        self.P[PK.P_WFREE] = old
+        self.P[PK.P_NWFREE] += new - old
+        self.we = we
+
+    def _room_log(self, n: int) -> None:
+        need = int(self.P[PK.P_NLOG]) + n
+        if need > self.lg.shape[0]:
+            self.lg = L.grow_rows(self.lg, need, 0)
+
+    def _take_log(self) -> tuple[np.ndarray, np.ndarray]:
+        n = int(self.P[PK.P_NLOG])
+        self.P[PK.P_NLOG] = 0
+        return self.lg[:n, 0].copy(), self.lg[:n, 1].copy()
+
+    def _after(self) -> None:
+        if self.debug:
+            from .invariants import check_purgatory
+            check_purgatory(self)
+
+
+__all__ = ["ArrayPurgatory", "PurgeReport", "RangeError"]

@@ -1,0 +1,228 @@
+"""The per-operation API of the optimized engine: the same constructor, methods, return values and
+recorded events as :class:`wheelspec.reference.Simulation` (profile ``kafka``).
+
+One simulation owns a manual clock, an :class:`~.timer.ArrayTimer` for plain tasks and an
+:class:`~.purgatory.ArrayPurgatory` (with a timer of its own), exactly as the reference owns a
+``SystemTimer`` and a ``DelayedOperationPurgatory``.  Task and operation ids may be any int in
+``[0, 2**31 - 1]``: they are mapped to dense rows by a dict here, so the engine's arrays stay as
+large as the number of distinct ids, not as the largest id.
+
+This class pays a Python call per operation (about a microsecond or more); for throughput use the
+batch APIs of :class:`~.timer.ArrayTimer` and :class:`~.purgatory.ArrayPurgatory` directly.
+It is not thread-safe; :class:`~.threadsafe.LockedSimulation` is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wheelspec.spec import events as ev
+from wheelspec.spec import ops
+from wheelspec.spec.history import History
+from wheelspec.spec.limits import check_delay, check_key, check_keys, check_range, check_time
+
+from . import layout as L
+from .purgatory import ArrayPurgatory, Key
+from .purgatory_kernels import VIA_EXPIRE, VIAS
+from .timer import ArrayTimer
+
+PROFILES = ("kafka",)
+MAX_ID = 2**31 - 1
+
+
+class _IdMap:
+    """External ids (any int in [0, MAX_ID]) <-> dense rows, in order of first use."""
+
+    __slots__ = ("rows", "ext", "n")
+
+    def __init__(self) -> None:
+        self.rows: dict[int, int] = {}
+        self.ext = np.zeros(64, np.int64)
+        self.n = 0
+
+    def get(self, x: int) -> int | None:
+        return self.rows.get(x)
+
+    def new(self, x: int) -> int:
+        row = self.rows[x] = self.n
+        if row >= self.ext.shape[0]:
+            self.ext = L.grow_rows(self.ext, row + 1, 0)
+        self.ext[row] = x
+        self.n += 1
+        return row
+
+
+class Simulation:
+    """Drop-in for :class:`wheelspec.reference.Simulation` backed by the array engine."""
+
+    def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
+                 purge_interval: int = 1000, profile: str = "kafka", debug: bool | None = None) -> None:
+        if profile == "strict-gt":
+            raise NotImplementedError("the optimized engine implements profile 'kafka' (SystemTimer) only; "
+                                      "use wheelspec.reference.Simulation for 'strict-gt' (MockTimer)")
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {PROFILES} for the optimized engine, got {profile!r}")
+        self.profile = profile
+        self.tick_ms = tick_ms
+        self.wheel_size = wheel_size
+        self.history = History()
+        self.timer = ArrayTimer(tick_ms, wheel_size, start_ms, capacity=64, debug=debug)
+        self.purgatory = ArrayPurgatory(tick_ms, wheel_size, start_ms, purge_interval, capacity=64, debug=debug)
+        self._tasks = _IdMap()
+        self._ops = _IdMap()
+
+    @property
+    def now(self) -> int:
+        return self.timer.now
+
+    # -- timer ------------------------------------------------------------------------------------
+    def add(self, task_id: int, delay_ms: int) -> int:
+        """Schedule (or re-schedule) task ``task_id``; returns its expiration."""
+        task_id = check_range("task id", task_id, 0, MAX_ID)
+        delay_ms = check_delay(delay_ms)
+        row = self._tasks.get(task_id)
+        if row is None:
+            row = self._tasks.new(task_id)
+            if row >= self.timer.capacity:
+                self.timer.reserve(row + 1)
+        exp, fired, fired_exps = self.timer.add(row, delay_ms)
+        self._fires(fired, fired_exps)
+        self.history(ev.Add(self.now, task_id, delay_ms, exp))
+        return exp
+
+    def cancel(self, task_id: int) -> bool:
+        row = self._tasks.get(task_id)
+        if row is None:
+            raise KeyError(f"cancel: unknown task id {task_id}")
+        pending = self.timer.cancel(row)
+        self.history(ev.Cancel(self.now, task_id, pending))
+        return pending
+
+    def advance_to(self, time_ms: int) -> None:
+        t = check_time("time", time_ms)
+        if t < self.now:
+            raise ValueError(f"time_ms={t} is before the clock's current time {self.now}: time never goes back")
+        fired, fired_exps = self.timer.advance_to(t)
+        self._fires(fired, fired_exps)
+        completions, report = self.purgatory.advance_to(t)
+        self._completions(completions)
+        if report is not None:
+            self.history(ev.Purge(t, report.estimated, report.delayed, report.purged))
+        self.history(ev.Advance(t))
+
+    def size(self) -> int:
+        n = self.timer.size()
+        self.history(ev.Observe(self.now, "size", n))
+        return n
+
+    # -- purgatory ----------------------------------------------------------------------------------
+    def watch(self, op_id: int, delay_ms: int, keys: list[Key] | tuple[Key, ...], completable: bool = False) -> bool:
+        op_id = check_range("op id", op_id, 0, MAX_ID)
+        if self._ops.get(op_id) is not None:
+            raise ValueError(f"watch: op id {op_id} was used already (an operation is watched once)")
+        keys = check_keys(keys)
+        delay_ms = check_delay(delay_ms)
+        row = self._ops.new(op_id)
+        kids = [[self.purgatory.key_id(k) for k in keys]]
+        results, completions = self.purgatory.watch_many([row], [delay_ms], kids, [bool(completable)])
+        self._completions(completions)
+        result = bool(results[0])
+        self.history(ev.TryCompleteElseWatch(self.now, op_id, delay_ms, keys, result))
+        return result
+
+    def _op(self, what: str, op_id: int) -> int:
+        row = self._ops.get(op_id)
+        if row is None:
+            raise KeyError(f"{what}: unknown op id {op_id}")
+        return row
+
+    def set_completable(self, op_id: int, value: bool = True) -> None:
+        row = self._op("set_completable", op_id)
+        self.purgatory.set_completable_many([row], bool(value))
+        self.history(ev.SetCompletable(self.now, op_id, bool(value)))
+
+    def check_and_complete(self, key: Key) -> int:
+        check_key(key)
+        kid = self.purgatory._keys.get(key)
+        n = 0
+        if kid is not None:
+            counts, completions = self.purgatory.check_many([kid])
+            self._completions(completions)
+            n = int(counts[0])
+        self.history(ev.CheckAndComplete(self.now, key, n))
+        return n
+
+    def cancel_for_key(self, key: Key) -> list[int]:
+        check_key(key)
+        kid = self.purgatory._keys.get(key)
+        cancelled: list[int] = []
+        if kid is not None:
+            cancelled = [int(x) for x in self._ops.ext[self.purgatory.cancel_for_key(kid)]]
+        self.history(ev.CancelForKey(self.now, key, tuple(cancelled)))
+        return cancelled
+
+    def force_complete(self, op_id: int) -> bool:
+        row = self._op("force_complete", op_id)
+        won, completions = self.purgatory.force_complete_many([row])
+        self._completions(completions)
+        result = bool(won[0])
+        self.history(ev.ForceComplete(self.now, op_id, result))
+        return result
+
+    def watched(self) -> int:
+        n = self.purgatory.watched()
+        self.history(ev.Observe(self.now, "watched", n))
+        return n
+
+    def num_delayed(self) -> int:
+        n = self.purgatory.num_delayed()
+        self.history(ev.Observe(self.now, "num_delayed", n))
+        return n
+
+    # -- events -------------------------------------------------------------------------------------
+    def _fires(self, rows: np.ndarray, exps: np.ndarray) -> None:
+        if rows.shape[0]:
+            now = self.now
+            ext = self._tasks.ext[rows]
+            for task, exp in zip(ext.tolist(), exps.tolist()):
+                self.history(ev.Fire(now, task, exp))
+
+    def _completions(self, completions: tuple[np.ndarray, np.ndarray]) -> None:
+        rows, vias = completions
+        if rows.shape[0]:
+            now = self.now
+            for op, via in zip(self._ops.ext[rows].tolist(), vias.tolist()):
+                self.history(ev.Complete(now, op, VIAS[via]))
+                if via == VIA_EXPIRE:
+                    self.history(ev.Expire(now, op))  # onExpiration runs after onComplete
+
+    # -- data-driven ------------------------------------------------------------------------------
+    def apply(self, op: ops.Op) -> object:
+        """Execute one operation record; returns what the matching method returns."""
+        match op:
+            case ops.AddTask(task, delay):
+                return self.add(task, delay)
+            case ops.CancelTask(task):
+                return self.cancel(task)
+            case ops.AdvanceTo(time):
+                return self.advance_to(time)
+            case ops.Size():
+                return self.size()
+            case ops.Watch(op_id, delay, keys, completable):
+                return self.watch(op_id, delay, keys, completable)
+            case ops.SetCompletable(op_id, value):
+                return self.set_completable(op_id, value)
+            case ops.CheckAndComplete(key):
+                return self.check_and_complete(key)
+            case ops.CancelForKey(key):
+                return self.cancel_for_key(key)
+            case ops.ForceComplete(op_id):
+                return self.force_complete(op_id)
+            case ops.Watched():
+                return self.watched()
+            case ops.NumDelayed():
+                return self.num_delayed()
+        raise TypeError(f"not an operation: {op!r}")
+
+    def close(self) -> None:
+        """Nothing to release (no threads); kept for the reference's shape."""

@@ -1,0 +1,226 @@
+"""``ArrayTimer``: Kafka's ``SystemTimer`` on arrays, with a batch API and a per-operation API.
+
+Same semantics as :class:`wheelspec.reference.SystemTimer` on a manual clock (tick, wheel size,
+lazy per-level clocks, overflow levels on demand, the bucket-reuse rule, the JDK heap's order
+across buckets of equal expiration, re-add replaces, cancel reports whether it unlinked a live
+entry), event for event.  Tasks are dense ids ``0 <= id < capacity``; a task *is* its entry.
+
+Batch API (numpy in, numpy out; one compiled call per batch):
+
+* ``add_many(ids, delays) -> (fired_ids, fired_exps)``: schedule each task at ``now + delay``, in
+  order (a repeated id is re-added: its earlier entry is replaced); returns the tasks that were due
+  at once (``delay <= 0``, or a stale wheel clock) in the order the timer ran them.
+* ``cancel_many(ids) -> bool array``: whether each cancel unlinked a live entry.
+* ``advance_to(t) -> (fired_ids, fired_exps)``: move the clock to ``t`` and drain every due
+  bucket; every task fired at clock reading ``t``, in Kafka's order.
+
+Per-operation API: ``add(id, delay) -> (exp, fired_ids, fired_exps)``, ``cancel(id) -> bool``,
+``size()``, ``now``.
+
+Validation happens here, in Python, before any compiled code runs: ids outside ``[0, capacity)``,
+delays outside :data:`wheelspec.spec.limits.MIN_DELAY_MS` .. ``MAX_DELAY_MS``, times outside
+``[now, MAX_TIME_MS]``, non-integer arrays and length mismatches raise a one-line error naming the
+argument and the first offending position.  That is what keeps the kernels in bounds.
+
+Debug mode (``debug=True`` or the environment variable ``WHEELSPEC_DEBUG=1``) checks every
+structural invariant (:mod:`.invariants`) after each call.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from wheelspec.spec.limits import (MAX_DELAY_MS, MAX_TIME_MS, MIN_DELAY_MS, RangeError, check_range,
+                                   check_tick, check_time, check_wheel_size)
+
+from . import layout as L
+from . import timer_kernels as K
+
+
+def debug_default() -> bool:
+    return os.environ.get("WHEELSPEC_DEBUG", "") not in ("", "0")
+
+
+def as_int_array(name: str, values: object) -> np.ndarray:
+    """``values`` as a 1-d int64 array; refuses floats, bools and other non-integer data."""
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d sequence of integers, got an array of shape {a.shape}")
+    if a.size == 0:
+        return np.zeros(0, np.int64)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+    if a.dtype.kind == "u" and a.dtype.itemsize == 8 and int(a.max()) > 2**63 - 1:
+        raise RangeError(f"{name}[{int(np.argmax(a))}]={int(a.max())} does not fit int64")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def check_bounds(name: str, a: np.ndarray, lo: int, hi: int) -> None:
+    """Raise naming the first element of ``a`` outside ``[lo, hi]``."""
+    if a.size and (a.min() < lo or a.max() > hi):
+        i = int(np.flatnonzero((a < lo) | (a > hi))[0])
+        raise RangeError(f"{name}[{i}]={int(a[i])} is outside the allowed range [{lo}, {hi}]")
+
+
+class ArrayTimer:
+    """Kafka ``SystemTimer`` (manual clock) on the arrays of :mod:`.layout`."""
+
+    def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
+                 capacity: int = 1024, debug: bool | None = None) -> None:
+        tick_ms = check_tick(tick_ms)
+        wheel_size = check_wheel_size(wheel_size)
+        start_ms = check_time("start_ms", start_ms)
+        capacity = check_range("capacity", capacity, 1, L.MAX_CAPACITY)
+        self.tick_ms = tick_ms
+        self.wheel_size = wheel_size
+        self.debug = debug_default() if debug is None else bool(debug)
+        self._now = start_ms
+        arrays = L.new_timer_arrays(tick_ms, wheel_size, start_ms, capacity,
+                                    chunks=max(64, 2 * L.max_levels(tick_ms, wheel_size) * wheel_size))
+        self.S: np.ndarray = arrays["S"]
+        self.lv: np.ndarray = arrays["lv"]
+        self.bk: np.ndarray = arrays["bk"]
+        self.heap: np.ndarray = arrays["heap"]
+        self.tk: np.ndarray = arrays["tk"]
+        self.pool: np.ndarray = arrays["pool"]
+        self.cnext: np.ndarray = arrays["cnext"]
+        self.out = np.zeros((64, 2), np.int64)     # fired (id, exp), filled by kernels
+        self.sids = np.zeros(64, np.int64)         # flush scratch: live ids of one bucket
+        self.sexps = np.zeros(64, np.int64)
+        self._one_id = np.zeros(1, np.int64)       # per-operation add without allocating
+        self._one_exp = np.zeros(1, np.int64)
+
+    # -- clock and capacity ---------------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        return self._now
+
+    @property
+    def capacity(self) -> int:
+        return int(self.tk.shape[0])
+
+    def reserve(self, capacity: int) -> None:
+        """Make room for task ids ``< capacity`` (the only way the task table grows)."""
+        capacity = check_range("capacity", capacity, 1, L.MAX_CAPACITY)
+        if capacity > self.tk.shape[0]:
+            self.tk = L.grow_rows(self.tk, min(max(capacity, 2 * self.tk.shape[0]), L.MAX_CAPACITY), -1)
+
+    def size(self) -> int:
+        """Kafka's ``taskCounter``: live entries in buckets."""
+        return int(self.S[L.COUNT])
+
+    def levels(self) -> int:
+        """Wheel levels created so far (1 + overflow wheels)."""
+        return int(self.S[L.NLEV])
+
+    # -- batch API --------------------------------------------------------------------------------
+    def add_many(self, ids: object, delays: object) -> tuple[np.ndarray, np.ndarray]:
+        ids_a = self._ids("ids", ids)
+        d = as_int_array("delays", delays)
+        if d.shape[0] != ids_a.shape[0]:
+            raise ValueError(f"ids and delays differ in length: {ids_a.shape[0]} != {d.shape[0]}")
+        check_bounds("delays", d, MIN_DELAY_MS, MAX_DELAY_MS)
+        self._add(ids_a, d + self._now)
+        return self._take_out()
+
+    def cancel_many(self, ids: object) -> np.ndarray:
+        ids_a = self._ids("ids", ids)
+        res = np.empty(ids_a.shape[0], np.int8)
+        K.cancel_range(self.S, self.tk, ids_a, res)
+        self._after()
+        return res.astype(bool)
+
+    def advance_to(self, time_ms: int) -> tuple[np.ndarray, np.ndarray]:
+        t = self._check_advance(time_ms)
+        self._now = t
+        self._advance(t)
+        return self._take_out()
+
+    # -- per-operation API ------------------------------------------------------------------------
+    def add(self, task_id: int, delay_ms: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """Schedule one task; returns ``(exp, fired_ids, fired_exps)`` (fired: due at once)."""
+        t = check_range("task id", task_id, 0, self.tk.shape[0] - 1)
+        d = check_range("delay_ms", delay_ms, MIN_DELAY_MS, MAX_DELAY_MS)
+        exp = d + self._now
+        self._one_id[0] = t
+        self._one_exp[0] = exp
+        self._add(self._one_id, self._one_exp)
+        fired = self._take_out()
+        return exp, fired[0], fired[1]
+
+    def cancel(self, task_id: int) -> bool:
+        t = check_range("task id", task_id, 0, self.tk.shape[0] - 1)
+        r = bool(K.cancel_one(self.S, self.tk, t))
+        self._after()
+        return r
+
+    def is_scheduled(self, task_id: int) -> bool:
+        return bool(self.tk[task_id, L.T_LOC] >= 0)
+
+    # -- internals --------------------------------------------------------------------------------
+    def _ids(self, name: str, ids: object) -> np.ndarray:
+        a = as_int_array(name, ids)
+        check_bounds(name, a, 0, self.tk.shape[0] - 1)
+        return a
+
+    def _check_advance(self, time_ms: int) -> int:
+        t = check_time("time", time_ms)
+        if t < self._now:
+            raise ValueError(f"time={t} is before the clock's current time {self._now}: time never goes back")
+        return t
+
+    def _add(self, ids: np.ndarray, exps: np.ndarray) -> None:
+        i = 0
+        n = ids.shape[0]
+        while True:
+            i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.pool, self.cnext,
+                            self.out, ids, exps, i)
+            self._check_error()
+            if i >= n:
+                break
+            # Ran out of chunks or output rows: grow whichever is short and resume at i.
+            # Both grow by doubling: a batch of n adds needs far fewer than n chunks or rows.
+            if self.S[L.NFREE] == 0:
+                self.pool, self.cnext = L.grow_chunks(self.S, self.pool, self.cnext, 1)
+            if self.out.shape[0] == self.S[L.NOUT]:
+                self.out = L.grow_rows(self.out, int(self.S[L.NOUT]) + 1, 0)
+        self._after()
+
+    def _advance(self, now: int) -> None:
+        while True:
+            status = K.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.pool, self.cnext,
+                               self.out, self.sids, self.sexps, now)
+            self._check_error()
+            if status == L.DONE:
+                break
+            need = int(self.S[L.NEED])
+            if status == L.NEED_CHUNKS:
+                self.pool, self.cnext = L.grow_chunks(self.S, self.pool, self.cnext, need)
+            elif status == L.NEED_OUT:
+                self.out = L.grow_rows(self.out, int(self.S[L.NOUT]) + need, 0)
+            elif status == L.NEED_SCRATCH:
+                self.sids = L.grow_rows(self.sids, need, 0)
+                self.sexps = L.grow_rows(self.sexps, need, 0)
+        self._after()
+
+    def _take_out(self) -> tuple[np.ndarray, np.ndarray]:
+        n = int(self.S[L.NOUT])
+        self.S[L.NOUT] = 0
+        if n == 0:
+            return _EMPTY, _EMPTY
+        return self.out[:n, 0].copy(), self.out[:n, 1].copy()
+
+    def _check_error(self) -> None:
+        if self.S[L.ERROR]:
+            raise RuntimeError(f"optimized timer: internal invariant broken (error code {int(self.S[L.ERROR])})")
+
+    def _after(self) -> None:
+        if self.debug:
+            from .invariants import check_timer
+            check_timer(self)
+
+
+_EMPTY = np.zeros(0, np.int64)
+_EMPTY.setflags(write=False)
