@@ -48,9 +48,8 @@ Timer (Kafka ``SystemTimer`` / ``MockTimer``):
     at every ``Advance(t)``, every live schedule with ``profile.must_have_fired(exp, t)`` has fired;
     under strict-gt an ``Add`` with delay <= 0 must fire inside the add.
 ``cancel-result``
-    ``Cancel.pending`` true only if the task had a live schedule; under kafka and strict also the
-    converse.  (Kafka's MockTimer never links entries in lists, so its cancel always reports
-    false: strict-gt checks only the first direction.)
+    ``Cancel.pending`` is true iff the task had a live schedule (for strict-gt: iff its current
+    MockTimer entry was still queued, which is the same thing).
 ``size``
     ``Observe(size)``: kafka and strict -- the number of live schedules (Kafka's ``taskCounter``
     drops an entry as soon as it fires or is cancelled).  strict-gt -- MockTimer's queue length:
@@ -406,7 +405,7 @@ class _Judge:
             idx = (prev[-1], i) if prev else (i,)
             self.flag("cancel-result", idx, f"cancel of task {e.task} at {e.now} reported a pending entry, "
                       "but the task had no live schedule")
-        elif not e.pending and sid is not None and self.p.name != "strict-gt":
+        elif not e.pending and sid is not None:
             self.flag("cancel-result", (sid, i), f"cancel of task {e.task} at {e.now} reported nothing pending, "
                       f"but its add at {self.events[sid].now} (exp {self.events[sid].exp}) had not fired")
 
