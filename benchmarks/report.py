@@ -1,0 +1,237 @@
+"""Rendering one run's results: the rich tables on the terminal, Markdown, JSON, and a plot.
+
+Every output is made from the same :class:`~.suite.Results`, so the Markdown committed as
+docs/BENCHMARKS.md carries exactly the figures the terminal showed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .suite import Cell, Results
+from .workloads import WORKLOADS
+
+#: Workloads whose per-operation cost is plotted against n (the O(1) claim).
+CURVE_WORKLOADS = ("insert", "cancel", "fire-steps", "fire-jump")
+
+WHAT = {
+    "insert": "(a) adds/s, delays uniform in [1, 30000] ms",
+    "cancel": "(b) cancels/s of all pending tasks, shuffled order (the adds are not timed)",
+    "fire-steps": "(c) fires/s, delays in [1, 2000] ms, advancing 1 ms at a time to 2000",
+    "fire-jump": "(c) fires/s, delays in [1, 2000] ms, one advance to 2000",
+    "purgatory": "(d) requests/s, Kafka's TestPurgatoryPerformance in virtual time",
+}
+
+
+def si(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return "-"
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.3g} {unit}"
+    return f"{x:.3g}"
+
+
+def ratio(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.3g}x"
+
+
+def pow10(n: int) -> str:
+    e = round(math.log10(n)) if n > 0 else 0
+    return f"10^{e}" if 10**e == n else f"{n:,}"
+
+
+def _main_rows(res: Results) -> list[list[str]]:
+    rows = []
+    for c in res.cells:
+        if c.status == "ok":
+            mem = "-" if c.bytes_per_pending is None else f"{c.bytes_per_pending:.1f} ({c.memory_method})"
+            rows.append([c.workload, pow10(c.n), c.impl, si(c.ops_per_s), f"{c.ns_per_op:.1f}",
+                         ratio(c.vs_reference), ratio(c.vs_heapq), mem,
+                         f"best of {len(c.runs_s)}"])
+        else:
+            rows.append([c.workload, pow10(c.n), c.impl, "-", "-", "-", "-", "-", f"{c.status}: {c.note}"])
+    return rows
+
+
+MAIN_HEADER = ["workload", "N", "implementation", "ops/s", "ns/op", "vs reference", "vs heapq",
+               "bytes/pending", "note"]
+
+
+def _curve(res: Results) -> tuple[list[str], list[list[str]]]:
+    """ns/op per n, per (workload, implementation), and max/min over the sizes measured."""
+    sizes = sorted({c.n for c in res.cells})
+    header = ["workload", "implementation"] + [pow10(n) for n in sizes] + ["max/min"]
+    rows = []
+    for w in CURVE_WORKLOADS:
+        for impl in res.options.impls:
+            vals = {c.n: c.ns_per_op for c in res.cells
+                    if c.workload == w and c.impl == impl and c.status == "ok"}
+            if not vals:
+                continue
+            spread = max(vals.values()) / min(vals.values()) if len(vals) > 1 else None
+            rows.append([w, impl] + [f"{vals[n]:.1f}" if n in vals else "-" for n in sizes]
+                        + [ratio(spread)])
+    return header, rows
+
+
+def _jit_rows(res: Results) -> list[list[str]]:
+    if not res.jit:
+        return []
+    if "error" in res.jit:
+        return [["error", res.jit["error"], "", "", "", ""]]
+    rows = []
+    for phase in ("cold", "warm"):
+        r = res.jit[phase]
+        batch = r.get("first_batch_s")
+        rows.append([phase, f"{r['engine_import_s']:.3f}", f"{r['first_op_s']:.3f}",
+                     f"{r['import_and_first_op_s']:.3f}",
+                     "-" if batch is None else f"{batch:.3f}", f"{r['process_wall_s']:.3f}"])
+    return rows
+
+
+JIT_HEADER = ["numba cache", "import engine (s)", "first per-op ops (s)", "import + first op (s)",
+              "first batch ops (s)", "whole process (s)"]
+
+
+def _machine_lines(res: Results) -> list[str]:
+    m = res.machine
+    lb, la = res.load_before, res.load_after
+    return [
+        f"date: {m['date_utc']}",
+        f"nproc: {m['nproc']}; platform: {m['platform']}",
+        f"python {m['python']}, numpy {m['numpy']}, numba {m['numba']}",
+        "load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}; after: {:.2f} {:.2f} {:.2f}; "
+        "highest 1-min value seen between cells: {:.2f}".format(*lb, *la, res.load_max_1min),
+        f"uptime before: {m['uptime_before']}",
+        f"uptime after: {m.get('uptime_after', '')}",
+    ]
+
+
+def _settings_line(res: Results) -> str:
+    o = res.options
+    p = o.purgatory
+    caps = ", ".join(f"{k} <= {pow10(v)}" for k, v in sorted(o.caps.items())) or "none"
+    return (f"tick {o.timer.tick_ms} ms, wheel size {o.timer.wheel_size}; seed {o.seed}; best of up to "
+            f"{o.repeat} runs (fewer once {o.repeat_budget_s:g} s were spent); caps: {caps}; budget "
+            f"{o.budget_s:g} s per run; tracemalloc up to n = {pow10(o.mem_max)}; purgatory: rate "
+            f"{p.rate:g}/s, pct50 {p.pct50:g} ms, pct75 {p.pct75:g} ms, timeout {p.timeout} ms, "
+            f"{p.keys} keys of {p.key_space}{' (fixed for the run, as Kafka)' if p.keys_per_run else ' (drawn per request)'}, "
+            f"purge interval {p.purge_interval}")
+
+
+# -- terminal ----------------------------------------------------------------------------------
+def print_rich(res: Results) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    # A report is read as a whole: never squeeze it into an 80-column pipe.
+    console = Console(width=None if Console().is_terminal else 200)
+    console.print(f"[bold]wheelspec bench[/bold]: {res.to_dict()['command']}")
+    for line in _machine_lines(res):
+        console.print("  " + line)
+    console.print("  " + _settings_line(res))
+    t = Table(title="Throughput, one run, side by side", show_lines=False)
+    for h in MAIN_HEADER:
+        t.add_column(h, justify="right" if h in ("N", "ops/s", "ns/op", "vs reference", "vs heapq", "bytes/pending") else "left")
+    prev = None
+    for row, cell in zip(_main_rows(res), res.cells):
+        key = (cell.workload, cell.n)
+        if prev is not None and key != prev:
+            t.add_section()
+        prev = key
+        t.add_row(*row)
+    console.print(t)
+    for w in WORKLOADS:
+        if any(c.workload == w for c in res.cells):
+            console.print(f"  {w}: {WHAT[w]}")
+    header, rows = _curve(res)
+    if rows:
+        ct = Table(title="Per-operation cost (ns/op) against N: the O(1) claim")
+        for h in header:
+            ct.add_column(h, justify="left" if h in ("workload", "implementation") else "right")
+        for r in rows:
+            ct.add_row(*r)
+        console.print(ct)
+    jrows = _jit_rows(res)
+    if jrows:
+        jt = Table(title="JIT: import + first operations in a fresh process")
+        for h in JIT_HEADER:
+            jt.add_column(h)
+        for r in jrows:
+            jt.add_row(*r)
+        console.print(jt)
+
+
+# -- Markdown ----------------------------------------------------------------------------------
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    esc = [[str(x).replace("|", "\\|") for x in r] for r in rows]
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in esc]
+    return "\n".join(out)
+
+
+def markdown(res: Results) -> str:
+    parts = ["## Run", "", "```", res.to_dict()["command"], "```", ""]
+    parts += [f"- {line}" for line in _machine_lines(res)]
+    parts += [f"- settings: {_settings_line(res)}", "", "`lscpu | head`:", "", "```"]
+    parts += res.machine["lscpu_head"] + ["```", ""]
+    parts += ["## Throughput", ""]
+    parts += [f"- `{w}`: {WHAT[w]}" for w in WORKLOADS if any(c.workload == w for c in res.cells)]
+    parts += ["", _md_table(MAIN_HEADER, _main_rows(res)), ""]
+    header, rows = _curve(res)
+    if rows:
+        parts += ["## Per-operation cost against N (ns/op)", "", _md_table(header, rows), ""]
+    jrows = _jit_rows(res)
+    if jrows:
+        parts += ["## JIT compile time (fresh processes; cold = empty NUMBA_CACHE_DIR)", "",
+                  _md_table(JIT_HEADER, jrows), ""]
+    return "\n".join(parts)
+
+
+def write_markdown(res: Results, path: str) -> None:
+    Path(path).write_text(markdown(res))
+
+
+def write_json(res: Results, path: str) -> None:
+    Path(path).write_text(json.dumps(res.to_dict(), indent=1, default=_jsonable) + "\n")
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, tuple):
+        return list(x)
+    if hasattr(x, "item"):
+        return x.item()
+    raise TypeError(f"not JSON-serializable: {type(x).__name__}")
+
+
+# -- plot ----------------------------------------------------------------------------------------
+def write_plot(res: Results, path: str, plt: Any) -> None:
+    """ns/op against n on log-log axes, one panel per workload, one line per implementation."""
+    ws = [w for w in CURVE_WORKLOADS if any(c.workload == w and c.status == "ok" for c in res.cells)]
+    fig, axes = plt.subplots(1, max(1, len(ws)), figsize=(4.5 * max(1, len(ws)), 4), squeeze=False)
+    for ax, w in zip(axes[0], ws):
+        for impl in res.options.impls:
+            pts = sorted((c.n, c.ns_per_op) for c in res.cells
+                         if c.workload == w and c.impl == impl and c.status == "ok")
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("N")
+        ax.set_ylabel("ns per operation")
+        ax.set_title(w)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def failed(cells: list[Cell]) -> list[Cell]:
+    return [c for c in cells if c.status == "failed"]

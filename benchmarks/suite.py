@@ -1,0 +1,209 @@
+"""One benchmark run: every (workload, size, implementation) cell, measured side by side.
+
+The order is workload, then size (ascending), then implementation, so that the implementations
+of one row run one after the other under the same machine load, and so that a cell can be
+skipped when the previous size of the same (workload, implementation) predicts it would exceed
+the time budget (cost is linear in n, except ``sched``'s cancel, which is quadratic: its
+``cancel`` is ``list.remove`` + ``heapify``).
+
+A cell's figure is reported only if its run verified (see :mod:`.drivers`).  Ratios compare
+implementations measured at the *same* workload and n in this run, never across runs or sizes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import os
+from collections.abc import Callable
+from typing import Any
+
+from . import measure
+from .drivers import DRIVERS, Driver, TimerConfig, Unavailable
+from .workloads import PurgatoryParams, workload
+
+#: Cost exponent in n of one run, for the skip prediction.
+QUADRATIC = {("sched", "cancel")}
+
+
+@dataclasses.dataclass
+class Options:
+    sizes: list[int]
+    workloads: list[str]
+    impls: list[str]
+    caps: dict[str, int]
+    repeat: int = 3
+    repeat_budget_s: float = 3.0
+    budget_s: float = 120.0
+    mem_max: int = 100_000
+    seed: int = 0
+    timer: TimerConfig = dataclasses.field(default_factory=TimerConfig)
+    purgatory: PurgatoryParams = dataclasses.field(default_factory=PurgatoryParams)
+    jit: bool = True
+
+
+@dataclasses.dataclass
+class Cell:
+    workload: str
+    n: int
+    impl: str
+    status: str                      # ok | skipped | unavailable | failed
+    note: str = ""
+    runs_s: list[float] = dataclasses.field(default_factory=list)
+    ops: int = 0
+    bytes_per_pending: float | None = None
+    memory_method: str | None = None
+    vs_reference: float | None = None
+    vs_heapq: float | None = None
+
+    @property
+    def best_s(self) -> float | None:
+        return min(self.runs_s) if self.runs_s else None
+
+    @property
+    def ops_per_s(self) -> float | None:
+        b = self.best_s
+        return self.ops / b if b else None
+
+    @property
+    def ns_per_op(self) -> float | None:
+        b = self.best_s
+        return b * 1e9 / self.ops if b else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.update(best_s=self.best_s, ops_per_s=self.ops_per_s, ns_per_op=self.ns_per_op)
+        return d
+
+
+@dataclasses.dataclass
+class Results:
+    options: Options
+    machine: dict[str, Any]
+    cells: list[Cell]
+    jit: dict[str, Any] | None
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+    load_max_1min: float
+    argv: list[str]
+
+    def cell(self, workload: str, n: int, impl: str) -> Cell | None:
+        for c in self.cells:
+            if (c.workload, c.n, c.impl) == (workload, n, impl):
+                return c
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        o = dataclasses.asdict(self.options)
+        return {
+            "command": " ".join(self.argv),
+            "options": o,
+            "machine": self.machine,
+            "load_average_before": self.load_before,
+            "load_average_after": self.load_after,
+            "load_average_1min_max_during": self.load_max_1min,
+            "jit": self.jit,
+            "cells": [c.to_dict() for c in self.cells],
+        }
+
+
+Progress = Callable[[str], None]
+
+
+def _warm(driver: Driver, name: str, opts: Options) -> None:
+    """Run a tiny instance untimed: compiles the engine's kernels for this workload, and loads
+    every module, so the first timed run measures the steady state."""
+    wl = workload(name, 64, opts.seed, opts.purgatory)
+    prep = driver.prepare(wl, opts.timer)
+    prep.verify(prep.timed())
+
+
+def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> Results:
+    machine = measure.machine_facts()
+    load_before = measure.load_average()
+    load_max = load_before[0]
+    drivers = {name: DRIVERS[name]() for name in opts.impls}
+    cells: list[Cell] = []
+    last: dict[tuple[str, str], tuple[int, float]] = {}  # (impl, workload) -> (n, best seconds)
+    warmed: set[tuple[str, str]] = set()
+    for wname in opts.workloads:
+        for n in sorted(opts.sizes):
+            wl = None
+            for iname, driver in drivers.items():
+                cell = Cell(wname, n, iname, "ok")
+                cells.append(cell)
+                why = driver.available()
+                if why is not None:
+                    cell.status, cell.note = "unavailable", why
+                    continue
+                if wname not in driver.workloads:
+                    cell.status, cell.note = "unavailable", f"{iname} has no {wname} workload"
+                    continue
+                cap = opts.caps.get(iname)
+                if cap is not None and n > cap:
+                    cell.status, cell.note = "skipped", f"n > cap {cap:.0e} for {iname} (--cap)"
+                    continue
+                prev = last.get((iname, wname))
+                if prev is not None:
+                    p = 2 if (iname, wname) in QUADRATIC else 1
+                    predicted = prev[1] * (n / prev[0]) ** p
+                    if predicted > opts.budget_s:
+                        cell.status = "skipped"
+                        cell.note = f"predicted {predicted:.0f} s > --budget {opts.budget_s:.0f} s"
+                        continue
+                if wl is None:
+                    wl = workload(wname, n, opts.seed, opts.purgatory)
+                try:
+                    if (iname, wname) not in warmed:
+                        _warm(driver, wname, opts)
+                        warmed.add((iname, wname))
+                    progress(f"{wname:>10} n={n:<9} {iname:<16} ...")
+                    cell.runs_s = measure.time_run(lambda: driver.prepare(wl, opts.timer),
+                                                   opts.repeat, opts.repeat_budget_s)
+                    cell.ops = wl.ops
+                    last[(iname, wname)] = (n, min(cell.runs_s))
+                    if wname == "insert":
+                        if driver.memory == "arrays" or n <= opts.mem_max:
+                            cell.bytes_per_pending = measure.bytes_per_pending(driver, wl, opts.timer)  # type: ignore[arg-type]
+                            cell.memory_method = ("numpy nbytes" if driver.memory == "arrays" else "tracemalloc")
+                except Unavailable as e:
+                    cell.status, cell.note = "unavailable", str(e)
+                except Exception as e:  # noqa: BLE001 - an implementation that raises fails its cell
+                    # A wrong result (VerificationError) or an exception inside the implementation
+                    # is a finding, not a harness crash: the cell says what happened, the others run.
+                    first = str(e).splitlines()[0] if str(e) else ""
+                    cell.status, cell.note = "failed", f"{type(e).__name__}: {first}"
+                    cell.runs_s = []
+                    cell.bytes_per_pending = None
+                gc.collect()
+                load_max = max(load_max, os.getloadavg()[0])
+            del wl
+            gc.collect()
+    _ratios(cells)
+    jit = None
+    if opts.jit and "optimized" in drivers and drivers["optimized"].available() is None:
+        progress("JIT compile time: cold and warm, in fresh processes ...")
+        jit = measure.jit_times()
+    load_after = measure.load_average()
+    machine["uptime_after"] = measure._run(["uptime"])
+    return Results(opts, machine, cells, jit, load_before, load_after, max(load_max, load_after[0]), argv)
+
+
+def _ratios(cells: list[Cell]) -> None:
+    by = {(c.workload, c.n, c.impl): c for c in cells}
+    for c in cells:
+        mine = c.ops_per_s
+        if mine is None:
+            continue
+        for base, attr in (("reference", "vs_reference"), ("heapq", "vs_heapq")):
+            b = by.get((c.workload, c.n, base))
+            if b is not None and b.ops_per_s:
+                setattr(c, attr, mine / b.ops_per_s)
+
+
+def default_caps() -> dict[str, int]:
+    """Sizes above which the slow implementations are not run unless told (``--cap``).  The
+    reference holds about 500 bytes and 15 us per timer, so 10^6 is a minute and 0.5 GB; sched's
+    cancel is quadratic and is also held back by the time budget."""
+    return {"reference": 1_000_000, "sched": 1_000_000}
+

@@ -1,0 +1,210 @@
+"""The workloads of issue 3, generated from a seed as numpy arrays.
+
+Every workload is data, not code: the same arrays drive every implementation, so a row of the
+benchmark table compares implementations on identical input, and a test can check that they all
+fire the same tasks.  Ids are dense (``0 .. n-1``) because the array engine sizes its tables by id.
+
+Timer workloads (tick 1 ms, wheel size 20 unless told otherwise; start at time 0):
+
+* ``insert``     -- (a) add ``n`` tasks, delays uniform in [1, 30000] ms;
+* ``cancel``     -- (b) the same adds, then cancel every task, in a shuffled order (a real
+  workload cancels in no particular order; insertion order would flatter cache locality);
+* ``fire-steps`` -- (c) add ``n`` tasks with delays uniform in [1, 2000] ms, then advance the
+  clock 1 ms at a time until 2000: every task fires;
+* ``fire-jump``  -- (c) the same adds, then one advance to 2000.
+
+Purgatory workload ``purgatory`` -- (d), Kafka's ``TestPurgatoryPerformance`` replayed in virtual
+time.  Facts taken from Kafka's benchmark (its Scala and, later, Java version):
+
+* request inter-arrival times are exponential with rate ``rate`` per second, rounded down to whole
+  milliseconds with the fractional residue carried to the next interval (so no time is lost);
+* the completion latency is log-normal: ``mu = ln(pct50)``, ``sigma = (ln(pct75) - mu) /
+  0.674490`` (0.674490 is the 75th percentile of N(0, 1)), truncated to whole milliseconds;
+* each request is a ``DelayedOperation`` with delay ``timeout`` watching ``keys`` keys drawn with
+  replacement from ``key_space`` possible keys; its ``tryComplete`` succeeds once its latency has
+  elapsed (in virtual time: only a latency of 0 completes at arrival);
+* a completion queue (a ``DelayQueue`` ordered by due time) force-completes every request whose
+  latency is below the timeout when that latency has elapsed; the others expire on the timer;
+* nothing calls ``checkAndComplete``: completed requests stay in their watch lists until the purge
+  rule (purge interval 1000, Kafka's default) drops them.
+
+Kafka's tool draws its ``keys`` once and every request watches those same keys; we draw them per
+request (``keys_per_run=False``) by default, which spreads requests over the key space as a broker
+does, and offer Kafka's choice with ``keys_per_run=True``.  The benchmark's Kafka timer is a
+``SystemTimer`` with tick 1 ms and wheel size 20.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from wheelspec.spec.limits import MAX_DELAY_MS
+
+#: Delays of workloads (a) and (b): uniform in [1, INSERT_MAX_DELAY_MS].
+INSERT_MAX_DELAY_MS = 30_000
+#: Delays of workload (c): uniform in [1, FIRE_MAX_DELAY_MS]; advancing to this time fires all.
+FIRE_MAX_DELAY_MS = 2_000
+
+TIMER_WORKLOADS = ("insert", "cancel", "fire-steps", "fire-jump")
+PURGATORY_WORKLOADS = ("purgatory",)
+WORKLOADS = TIMER_WORKLOADS + PURGATORY_WORKLOADS
+
+#: Events of a purgatory schedule, in the order they run within one millisecond: arrivals first,
+#: then the completion queue's work.  A request with latency 0 is completed by its own
+#: ``tryCompleteElseWatch`` and, as in Kafka, still queued: its ``forceComplete`` later in the
+#: same millisecond finds it completed and returns false.
+ARRIVE, COMPLETE = 0, 1
+
+
+@dataclasses.dataclass(frozen=True)
+class TimerWorkload:
+    """Inputs of one timer workload. ``cancel_order`` is set for ``cancel``; ``advance_times`` (the
+    times to ``advance_to``, ascending) for the fire workloads."""
+
+    name: str
+    n: int
+    seed: int
+    ids: np.ndarray
+    delays: np.ndarray
+    cancel_order: np.ndarray | None = None
+    advance_times: np.ndarray | None = None
+
+    @property
+    def ops(self) -> int:
+        """Operations the timed phase performs (what ops/s divides by): inserts, cancels or fires."""
+        return self.n
+
+
+@dataclasses.dataclass(frozen=True)
+class PurgatoryParams:
+    """The knobs of Kafka's ``TestPurgatoryPerformance`` (``--rate``, ``--pct50``, ``--pct75``,
+    ``--timeout``, ``--keys``, ``--key-space-size``) plus the purge interval of its purgatory."""
+
+    rate: float = 10_000.0
+    pct50: float = 10.0
+    pct75: float = 50.0
+    timeout: int = 30_000
+    keys: int = 3
+    key_space: int = 100
+    purge_interval: int = 1000
+    keys_per_run: bool = False
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.rate) and self.rate > 0):
+            raise ValueError(f"purgatory rate={self.rate} must be a positive number of requests per second")
+        if not (self.pct50 >= 1 and self.pct75 > self.pct50 and math.isfinite(self.pct75)):
+            raise ValueError(f"purgatory latency percentiles need 1 <= pct50 < pct75, got pct50={self.pct50} pct75={self.pct75}")
+        if not 1 <= self.timeout <= MAX_DELAY_MS:
+            raise ValueError(f"purgatory timeout={self.timeout} is outside [1, {MAX_DELAY_MS}]")
+        if not 1 <= self.keys <= 64:
+            raise ValueError(f"purgatory keys={self.keys} per request is outside [1, 64]")
+        if not 1 <= self.key_space <= 2**31 - 1:
+            raise ValueError(f"purgatory key_space={self.key_space} is outside [1, 2**31-1]")
+        if not 0 <= self.purge_interval <= 2**31 - 1:
+            raise ValueError(f"purgatory purge_interval={self.purge_interval} is outside [0, 2**31-1]")
+
+
+@dataclasses.dataclass(frozen=True)
+class PurgatoryWorkload:
+    """A purgatory schedule in virtual time.
+
+    Per request ``i``: ``arrival[i]``, ``latency[i]``, ``keys[i]`` (a row of ``params.keys`` ints).
+    The schedule ``times``/``kinds``/``ops`` lists every event sorted by time (then kind, then
+    op): ``ARRIVE`` = ``watch(i, timeout, keys[i], completable=latency[i] == 0)``; ``COMPLETE`` =
+    ``force_complete(i)`` from the completion queue.  After the schedule a final advance to
+    ``end`` lets every remaining request expire."""
+
+    name: str
+    n: int
+    seed: int
+    params: PurgatoryParams
+    arrival: np.ndarray
+    latency: np.ndarray
+    keys: np.ndarray
+    times: np.ndarray
+    kinds: np.ndarray
+    ops_ids: np.ndarray
+    end: int
+
+    @property
+    def ops(self) -> int:
+        """What ops/s divides by: requests (Kafka's benchmark reports requests per second)."""
+        return self.n
+
+    @property
+    def expected_expirations(self) -> int:
+        """Requests the completion queue never completes: latency >= timeout."""
+        return int(np.count_nonzero(self.latency >= self.params.timeout))
+
+
+def _rng(seed: int, salt: int) -> np.random.Generator:
+    # One independent stream per (workload, seed): changing one workload never shifts another's.
+    return np.random.default_rng([seed, salt])
+
+
+def _check_n(n: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 2**31 - 1:
+        raise ValueError(f"workload size n={n!r} must be an integer in [1, 2**31-1]")
+    return int(n)
+
+
+def timer_workload(name: str, n: int, seed: int = 0) -> TimerWorkload:
+    """Build timer workload ``name`` (one of :data:`TIMER_WORKLOADS`) with ``n`` tasks."""
+    n = _check_n(n)
+    ids = np.arange(n, dtype=np.int64)
+    if name in ("insert", "cancel"):
+        rng = _rng(seed, 1)
+        delays = rng.integers(1, INSERT_MAX_DELAY_MS, size=n, endpoint=True, dtype=np.int64)
+        if name == "insert":
+            return TimerWorkload(name, n, seed, ids, delays)
+        order = _rng(seed, 2).permutation(n).astype(np.int64)
+        return TimerWorkload(name, n, seed, ids, delays, cancel_order=order)
+    if name in ("fire-steps", "fire-jump"):
+        rng = _rng(seed, 3)
+        delays = rng.integers(1, FIRE_MAX_DELAY_MS, size=n, endpoint=True, dtype=np.int64)
+        if name == "fire-steps":
+            times = np.arange(1, FIRE_MAX_DELAY_MS + 1, dtype=np.int64)
+        else:
+            times = np.array([FIRE_MAX_DELAY_MS], dtype=np.int64)
+        return TimerWorkload(name, n, seed, ids, delays, advance_times=times)
+    raise ValueError(f"unknown timer workload {name!r}; expected one of {', '.join(TIMER_WORKLOADS)}")
+
+
+def purgatory_workload(n: int, seed: int = 0, params: PurgatoryParams | None = None) -> PurgatoryWorkload:
+    """Kafka's purgatory benchmark as a virtual-time schedule of ``n`` requests."""
+    n = _check_n(n)
+    p = params if params is not None else PurgatoryParams()
+    rng = _rng(seed, 4)
+    # Poisson arrivals: exponential gaps in ms; the running sum is floored, which is exactly
+    # Kafka's "round down and carry the residue" (the floor of a sum loses nothing overall).
+    gaps = rng.exponential(1000.0 / p.rate, size=n)
+    arrival = np.floor(np.cumsum(gaps)).astype(np.int64)
+    mu = math.log(p.pct50)
+    sigma = (math.log(p.pct75) - mu) / 0.674490
+    # Truncate to whole ms like Kafka's (long) cast; cap so that arrival + latency stays far inside
+    # the accepted time range even for absurd percentiles (a capped latency is >= timeout anyway).
+    latency = np.minimum(np.floor(rng.lognormal(mu, sigma, size=n)), float(p.timeout)).astype(np.int64)
+    if p.keys_per_run:
+        row = rng.integers(0, p.key_space, size=p.keys, dtype=np.int64)
+        keys = np.broadcast_to(row, (n, p.keys)).copy()
+    else:
+        keys = rng.integers(0, p.key_space, size=(n, p.keys), dtype=np.int64)
+    op_ids = np.arange(n, dtype=np.int64)
+    queued = latency < p.timeout  # Kafka: if (latencyToComplete < timeout) queue.add(request)
+    times = np.concatenate([arrival, arrival[queued] + latency[queued]])
+    kinds = np.concatenate([np.full(n, ARRIVE, np.int8), np.full(int(queued.sum()), COMPLETE, np.int8)])
+    ops_ids = np.concatenate([op_ids, op_ids[queued]])
+    order = np.lexsort((ops_ids, kinds, times))
+    end = int(arrival[-1]) + p.timeout + 1
+    return PurgatoryWorkload("purgatory", n, seed, p, arrival, latency, keys,
+                             times[order], kinds[order], ops_ids[order], end)
+
+
+def workload(name: str, n: int, seed: int = 0, params: PurgatoryParams | None = None) -> TimerWorkload | PurgatoryWorkload:
+    """Any workload by name."""
+    if name == "purgatory":
+        return purgatory_workload(n, seed, params)
+    return timer_workload(name, n, seed)
