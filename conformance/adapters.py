@@ -17,6 +17,7 @@ optimized engine are offered, in-process and (through :mod:`.serve`) as subproce
 from __future__ import annotations
 
 import importlib
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -193,6 +194,8 @@ def resolve(spec: str, *, timeout: float = 10.0, start_timeout: float = 30.0) ->
         return lambda: SubprocessAdapter(argv, timeout=timeout, start_timeout=start_timeout)
     if ":" in spec:
         mod_name, _, attr = spec.partition(":")
+        if os.getcwd() not in sys.path:  # like `python -m`: modules of the current project import
+            sys.path.insert(0, os.getcwd())
         try:
             mod = importlib.import_module(mod_name)
         except ImportError as e:

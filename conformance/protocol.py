@@ -205,7 +205,7 @@ def check_result(op: ops.Op, result: Any) -> Any:
         case ops.CancelForKey():
             if not isinstance(result, list | tuple) or not all(_int(x) for x in result):
                 raise ProtocolError(f"result of 'cancel_for_key' must be a list of op ids, got {json_short(result)}")
-            return tuple(result)
+            return list(result)
     return result
 
 

@@ -49,6 +49,7 @@ class SubprocessAdapter:
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
         self._n = 0  # request number (the hello is request 0)
         self._hello: Hello | None = None
+        self._sel: selectors.BaseSelector | None = None
 
     # -- Adapter interface --------------------------------------------------------------------------
     def hello(self) -> Hello:
@@ -71,6 +72,7 @@ class SubprocessAdapter:
             raise  # unreachable
 
     def close(self) -> None:
+        self._close_selector()
         proc = self._proc
         if proc is None:
             return
@@ -97,6 +99,11 @@ class SubprocessAdapter:
     @property
     def requests_sent(self) -> int:
         return self._n
+
+    def _close_selector(self) -> None:
+        if self._sel is not None:
+            self._sel.close()
+            self._sel = None
 
     # -- internals ----------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -162,22 +169,24 @@ class SubprocessAdapter:
         assert proc is not None and proc.stdout is not None
         deadline = time.monotonic() + timeout
         fd = proc.stdout.fileno()
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buf:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._fail(req, f"no response within {timeout:g} s"
-                                    + (f" (partial output {json_short(self._buf.decode('utf-8', 'replace'))})"
-                                       if self._buf else ""))
-                if not sel.select(left):
-                    continue
-                chunk = os.read(fd, 65536)
-                if not chunk:  # EOF: the adapter exited or closed stdout
-                    if self._buf:
-                        self._crashed(req, truncated=self._buf)
-                    self._crashed(req)
-                self._buf += chunk
+        if self._sel is None:
+            self._sel = selectors.DefaultSelector()
+            self._sel.register(fd, selectors.EVENT_READ)
+        sel = self._sel
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._fail(req, f"no response within {timeout:g} s"
+                                + (f" (partial output {json_short(self._buf.decode('utf-8', 'replace'))})"
+                                   if self._buf else ""))
+            if not sel.select(left):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:  # EOF: the adapter exited or closed stdout
+                if self._buf:
+                    self._crashed(req, truncated=self._buf)
+                self._crashed(req)
+            self._buf += chunk
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 
@@ -204,6 +213,7 @@ class SubprocessAdapter:
         raise AdapterError(msg.replace("\n", " "))
 
     def _kill(self) -> None:
+        self._close_selector()
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             proc.kill()
