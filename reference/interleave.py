@@ -39,7 +39,7 @@ from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 from wheelspec.spec.profiles import profile
 
-from .scheduler import Chooser, Ctx, Run, Scheduler, Step, ThreadBody, drain, list_chooser
+from .scheduler import Chooser, Ctx, Run, Scheduler, Step, ThreadBody, drain, list_chooser, segment_chooser
 from .steps import StepSimulation, Task
 
 
@@ -294,3 +294,52 @@ def replay(scenario: Scenario, choices: Sequence[int], mutants: Sequence[str] = 
     """Replay a recorded schedule (``Outcome.run.choices`` or a shrunk Hypothesis schedule)."""
     return run_scenario(scenario, list_chooser(choices), mutants)
 
+
+
+# --------------------------------------------------------------------------------- hunting
+
+
+@dataclasses.dataclass
+class Detection:
+    """A bug found by :func:`hunt`: after how many examples, and the shrunk schedule's outcome."""
+
+    mutant: str
+    examples: int
+    schedule: list[tuple[int, int]]
+    outcome: Outcome
+
+
+def schedules(n_threads: int, max_segments: int = 6, max_run: int = 12):  # type: ignore[no-untyped-def]
+    """Hypothesis strategy for a context-bounded schedule (see :func:`.scheduler.segment_chooser`):
+    up to ``max_segments`` ``(thread, steps)`` pairs; thread ``n_threads`` is the executor."""
+    from hypothesis import strategies as st
+
+    return st.lists(st.tuples(st.integers(0, n_threads), st.integers(1, max_run)), max_size=max_segments)
+
+
+def hunt(scenario: Scenario, mutants: Sequence[str], max_examples: int = 1000, seed: int = 0) -> Detection | None:
+    """Let Hypothesis search schedules of ``scenario`` for a violation under ``mutants``; return the
+    first-detection count and the shrunk schedule's outcome (replayable from ``run.choices``), or
+    None if no violation was found."""
+    import random
+
+    from hypothesis import HealthCheck, find, settings
+    from hypothesis.errors import NoSuchExample
+
+    seen = {"n": 0, "first": 0}
+
+    def bad(schedule: list[tuple[int, int]]) -> bool:
+        seen["n"] += 1
+        found = not run_scenario(scenario, segment_chooser(schedule), mutants).ok
+        if found and not seen["first"]:
+            seen["first"] = seen["n"]
+        return found
+
+    try:
+        schedule = find(schedules(len(scenario.threads)), bad, random=random.Random(seed),
+                        settings=settings(max_examples=max_examples, database=None, deadline=None,
+                                          suppress_health_check=list(HealthCheck)))
+    except NoSuchExample:
+        return None
+    outcome = run_scenario(scenario, segment_chooser(schedule), mutants)
+    return Detection(",".join(mutants), seen["first"], list(schedule), outcome)

@@ -23,7 +23,8 @@ A run stops when every thread has finished, or when no unfinished thread is enab
 reported with each thread's position and the locks it holds; an exception raised inside a thread
 is a *crash* (the JVM's NullPointerException in KAFKA-2226 is one).
 
-Schedules: :func:`list_chooser` reads a list of ints (``choice % number_of_enabled_threads`` picks
+Schedules: :func:`segment_chooser` reads ``(thread, steps)`` pairs (few preemptions, what Hypothesis
+draws); :func:`list_chooser` reads a list of ints (``choice % number_of_enabled_threads`` picks
 among the enabled threads, lowest id first; when the list runs out the lowest enabled thread runs),
 which is what Hypothesis draws and shrinks.  :func:`pct_chooser` is PCT (Burckhardt et al.,
 "A randomized scheduler with probabilistic guarantees of finding bugs", ASPLOS 2010): random thread
@@ -201,6 +202,27 @@ def list_chooser(choices: Sequence[int]) -> Chooser:
         if k < len(choices):
             return enabled[choices[k] % len(enabled)]
         return enabled[0]
+
+    return choose
+
+
+def segment_chooser(segments: Sequence[tuple[int, int]]) -> Chooser:
+    """Context-bounded schedule, the form Hypothesis searches best: ``(thread, n)`` pairs mean "run
+    thread ``thread`` for up to n steps while it is enabled"; a disabled
+    thread ends its segment early.  After the last segment nobody is preempted: the current thread
+    runs on while enabled, else the lowest enabled one.  Most races need two or three preemptions,
+    so a short list expresses them and shrinks to one a person can read."""
+    state = {"i": 0, "left": segments[0][1] if segments else 0}
+
+    def choose(k: int, enabled: list[int], current: int | None) -> int:
+        while state["i"] < len(segments):
+            t, _ = segments[state["i"]]
+            if state["left"] > 0 and t in enabled:
+                state["left"] -= 1
+                return t
+            state["i"] += 1
+            state["left"] = segments[state["i"]][1] if state["i"] < len(segments) else 0
+        return current if current in enabled else enabled[0]
 
     return choose
 
