@@ -228,17 +228,22 @@ def run_replay(args: argparse.Namespace) -> int:
 def _print_replay(console, sc, res, name: str, prof: str) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
 
-    from .judge import _show_step
+    from .judge import _show_resp, _show_step
 
-    t = Table(title=f"{sc.name} on {name} ({prof}); config {sc.config.to_dict()}", title_justify="left")
+    console.print(f"{sc.name} on {name} ({prof})", markup=False)
+    console.print(f"config {sc.config.to_dict()}", markup=False)
+    t = Table()
     t.add_column("#", justify="right")
     t.add_column("operation")
+    t.add_column("response (events, result)")
     t.add_column("findings")
     by_step: dict[int | None, list[str]] = {}
     for f in res.failures:
         by_step.setdefault(f.step, []).append(f"[{f.prop}] {f.message}")
+    steps = res.run.steps if res.run is not None else []
     for i, op in enumerate(sc.ops):
-        t.add_row(str(i), _show_step(i, op).split(" ", 2)[2], "\n".join(by_step.get(i, [])))
+        resp = _show_resp(steps[i].response) if i < len(steps) else ""
+        t.add_row(str(i), _show_step(i, op).split(" ", 2)[2], resp, "\n".join(by_step.get(i, [])))
     console.print(t, markup=False)
     for m in by_step.get(None, []):
         console.print(m, markup=False)

@@ -218,6 +218,7 @@ class ScenarioResult:
     ops: int
     note: str = ""
     seconds: float = 0.0
+    run: Any = dataclasses.field(default=None, repr=False)  # the Run (not serialised)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "ops": self.ops, "note": self.note,
@@ -239,4 +240,4 @@ def run_scenario(adapter: Any, caps: Capabilities, sc: Scenario) -> ScenarioResu
     if note is None and not any(expects):
         note = f"judged by profile {prof.name} and the oracle only"
     return ScenarioResult(sc.name, "fail" if failures else "pass", failures, len(sc.ops), note or "",
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, run)
