@@ -56,10 +56,10 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--impls", default=",".join(IMPLS), metavar="I,I,...",
                         help=f"implementations (default all: {', '.join(IMPLS)})")
     parser.add_argument("--cap", action="append", default=[], metavar="IMPL=N",
-                        help="largest N for an implementation (default reference=1e6, sched=1e6; "
-                             "IMPL=none lifts a cap); repeatable")
-    parser.add_argument("--budget", type=float, default=120.0, metavar="SECONDS",
-                        help="skip a cell whose predicted run time (from the previous size) exceeds this (default 120)")
+                        help="largest N for an implementation (default 1e6 for reference, optimized, "
+                             "optimized-op and sched; IMPL=none lifts a cap); repeatable")
+    parser.add_argument("--budget", type=float, default=180.0, metavar="SECONDS",
+                        help="skip a cell whose predicted run time (from the previous size) exceeds this (default 180)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best reported (default 3)")
     parser.add_argument("--mem-max", default="1e5", metavar="N",
                         help="largest N at which Python structures are traced with tracemalloc (default 1e5)")
