@@ -170,6 +170,7 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
 
     Schedules needing what the implementation lacks are narrowed: a timer-only implementation
     gets ``timer`` schedules only (the caller chooses ``kind``)."""
+    from .judge import primary
     from .shrink import shrink_schedule
 
     outcomes = []
@@ -178,7 +179,7 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
         failures = judge_schedule(adapter, caps, cfg, schedule)
         cx = None
         if failures and shrink:
-            cfg2, small, failures = shrink_schedule(adapter, caps, cfg, schedule, failures[0].prop)
+            cfg2, small, failures = shrink_schedule(adapter, caps, cfg, schedule, primary(failures).prop)
             cx = Scenario(f"counterexample/{impl_name or 'impl'}/{kind}-{seed}", cfg2, small, [None] * len(small),
                           description=f"shrunk from seed {seed} of the {kind} campaign: {failures[0].message}",
                           source="campaign counterexample",

@@ -186,3 +186,20 @@ def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | No
 
 
 Judge = Callable[[Run], list[Failure]]
+
+#: runner-level properties, after the checker's (a semantic symptom explains more than a diff)
+RUNNER_PROPS = ("expected", "refused-valid", "accepted-invalid", "oracle")
+
+
+def primary(failures: Sequence[Failure]) -> Failure:
+    """The failure a counterexample is shrunk for: the most specific symptom.  The checker's
+    properties come first, in the checker's order (early fire, double fire, fire after cancel,
+    lost task, ... before size), ``well-formed`` after them, the oracle's diff last."""
+    from wheelspec.spec.checker import PROPERTIES
+
+    order = [p for p in PROPERTIES if p != "well-formed"] + ["well-formed", *RUNNER_PROPS]
+
+    def rank(f: Failure) -> int:
+        return order.index(f.prop) if f.prop in order else len(order)
+
+    return min(failures, key=rank)
