@@ -1,0 +1,114 @@
+"""`wheelspec check` / `wheelspec replay`: exit codes, reports, user errors, the pytest plugin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from wheelspec.conformance.cli import main
+from wheelspec.conformance.scenarios import corpus_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_check_reference_passes_with_json_and_junit(tmp_path, capsys):
+    j, x = tmp_path / "r.json", tmp_path / "r.xml"
+    code = main(["check", "--impl", "reference", "--schedules", "30", "--json", str(j), "--junit-xml", str(x),
+                 "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASS" in out and "schedules/s" in out and "ops/s" in out
+    doc = json.loads(j.read_text())
+    impl = doc["implementations"][0]
+    assert doc["exit_code"] == 0 and impl["status"] == "pass"
+    assert impl["campaign"]["schedules"] == 60 and impl["campaign"]["ops"] > 0
+    assert impl["campaign"]["schedules_per_s"] > 0
+    assert len(impl["scenarios"]) == len(list(corpus_dir().rglob("*.json")))
+    suites = ET.parse(x).getroot()
+    cases = suites.findall(".//testcase")
+    assert len(cases) == len(impl["scenarios"]) + 2 and not suites.findall(".//failure")
+
+
+def test_check_broken_exits_1_and_saves_replayable_counterexamples(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    j, x = tmp_path / "r.json", tmp_path / "r.xml"
+    code = main(["check", "--impl", "tests.fixtures.broken:fires_early", "--no-corpus", "--schedules", "20",
+                 "--kinds", "timer", "--max-failures", "2", "--json", str(j), "--junit-xml", str(x),
+                 "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAIL" in out and "no-early-fire" in out and "wheelspec replay" in out
+    impl = json.loads(j.read_text())["implementations"][0]
+    assert impl["status"] == "fail" and len(impl["counterexamples"]) == 2
+    assert ET.parse(x).getroot().findall(".//failure")
+    cx = impl["counterexamples"][0]
+    assert main(["replay", cx, "--impl", "tests.fixtures.broken:fires_early"]) == 1
+    assert main(["replay", cx, "--impl", "reference"]) == 0
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["check", "--impl", "no_such_module_x:factory"], "cannot import module 'no_such_module_x'"),
+    (["check", "--impl", "bogus"], "not a built-in"),
+    (["check", "--kinds", "timer,wheel"], "unknown campaign kind 'wheel'"),
+    (["check", "--schedules", "-1"], "--schedules must be >= 0"),
+    (["check", "--scenarios", "/nonexistent/dir"], "does not exist"),
+    (["replay", "/nonexistent/file.json"], "cannot read scenario /nonexistent/file.json"),
+])
+def test_user_errors_are_one_line_exit_2(argv, words, capsys):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert words in err
+    assert "Traceback" not in err
+
+
+def test_replay_of_a_malformed_file_names_the_file_and_step(tmp_path, capsys):
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps({"wheelspec_scenario": 1, "name": "b", "steps": [{"kind": "add", "task": 1}]}))
+    assert main(["replay", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}: steps[0]: operation 'add': missing field 'delay'" in err
+
+
+def test_a_real_time_adapter_is_refused_clearly(tmp_path, capsys):
+    script = tmp_path / "rt.py"
+    script.write_text("import sys, json\n"
+                      "for line in sys.stdin:\n"
+                      "    r = json.loads(line)\n"
+                      "    print(json.dumps({'id': r['id'], 'ok': True, 'protocol': 1, 'name': 'rt',"
+                      " 'capabilities': {'time': 'real'}}), flush=True)\n")
+    assert main(["check", "--impl", f"cmd:{sys.executable} {script}", "--no-corpus", "--schedules", "1"]) == 2
+    assert "real-time adapters are not supported" in capsys.readouterr().err
+
+
+def _pytest(tmp_path, *args):
+    (tmp_path / "test_own.py").write_text("def test_own():\n    assert True\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_pytest_plugin_one_test_per_scenario_plus_campaigns(tmp_path):
+    proc = _pytest(tmp_path, "--wheelspec-impl=reference", "--wheelspec-schedules=10")
+    n = len(list(corpus_dir().rglob("*.json")))
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert f"{n + 2 + 1} passed" in proc.stdout
+
+
+def test_pytest_plugin_reports_a_broken_implementation(tmp_path):
+    proc = _pytest(tmp_path, "--wheelspec-impl=tests.fixtures.broken:fires_early", "--wheelspec-schedules=20",
+                   f"--wheelspec-out={tmp_path / 'out'}", "-k", "campaign-timer or tick-boundaries")
+    assert proc.returncode == 1
+    assert "[no-early-fire]" in proc.stdout and "wheelspec replay" in proc.stdout
+    assert list((tmp_path / "out" / "pytest").glob("timer-*.json"))
+
+
+def test_pytest_plugin_is_inactive_without_the_option(tmp_path):
+    proc = _pytest(tmp_path)
+    assert proc.returncode == 0 and "1 passed" in proc.stdout
