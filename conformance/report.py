@@ -70,7 +70,18 @@ def write_json(path: str | Path, reports: list[ImplReport], meta: dict[str, Any]
 
     doc = {"wheelspec": __version__, "protocol": 1, **meta, "exit_code": exit_code(reports),
            "implementations": [r.to_dict() for r in reports]}
-    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+    _write(path, json.dumps(doc, indent=1) + "\n")
+
+
+def _write(path: str | Path, text: str) -> None:
+    from .errors import UserError
+
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    except OSError as e:
+        raise UserError(f"cannot write report {p}: {e.strerror or e}") from None
 
 
 def write_junit(path: str | Path, reports: list[ImplReport]) -> None:
@@ -105,7 +116,7 @@ def write_junit(path: str | Path, reports: list[ImplReport]) -> None:
                               errors=str(sum(1 for c in cases if c.find("error") is not None)),
                               skipped=str(sum(1 for c in cases if c.find("skipped") is not None)))
         suite.extend(cases)
-    ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
+    _write(path, ET.tostring(suites, encoding="unicode", xml_declaration=True))
 
 
 def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False) -> None:
