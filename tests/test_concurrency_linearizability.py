@@ -1,0 +1,173 @@
+"""Linearizability checking (issue 7, item 4) and real threads on the facades (item 5)."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+
+import pytest
+from conftest import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wheelspec.conformance.cli import main
+from wheelspec.conformance.hammer import Locked, check_event_properties, hammer
+from wheelspec.conformance.linearizability import KV, WHEELSPEC, Operation, check, dumps, from_step_model, loads
+from wheelspec.reference import Simulation
+from wheelspec.reference.interleave import hunt, run_scenario, schedules
+from wheelspec.reference.mutants import scenario_for
+from wheelspec.reference.scheduler import segment_chooser
+from wheelspec.spec import ops
+
+from test_concurrency_properties import scenarios
+
+
+# ------------------------------------------------------------------------------ the checker itself
+def test_register_examples() -> None:
+    ok = [Operation(0, ("put", "x", "1"), 0, None, 5), Operation(1, ("get", "x"), 1, "1", 2),
+          Operation(2, ("get", "x"), 1, "", 3)]
+    assert check(KV, ok).ok
+    stale = [Operation(0, ("put", "x", "1"), 0, None, 1), Operation(1, ("get", "x"), 2, "", 3)]
+    res = check(KV, stale)
+    assert not res.ok and len(res.windows) == 1
+    # the window starts after the quiescent point that follows the put: the get alone, from "1"
+    assert [o.input for o in res.windows[0].ops] == [("get", "x")] and res.windows[0].start_states == ["1"]
+
+
+def _register_history(rng: random.Random, n: int, keys: int, clients: int = 4) -> list[Operation]:
+    """A history of an atomic register store: each call takes effect at a random point inside its
+    interval, so the result is linearizable by construction."""
+    points = []
+    for i in range(n):
+        call = rng.random() * n
+        dur = rng.random() * 3
+        points.append((call + rng.random() * dur, call, call + dur, i % clients))
+    store: dict[str, str] = {}
+    out = []
+    for at, call, ret, client in sorted(points):
+        key = f"k{rng.randrange(keys)}"
+        if rng.random() < 0.5:
+            v = str(rng.randrange(1000))
+            store[key] = v
+            out.append(Operation(client, ("put", key, v), call, None, ret))
+        else:
+            out.append(Operation(client, ("get", key), call, store.get(key, ""), ret))
+    return out
+
+
+@settings(max_examples=examples(60, 200))
+@given(seed=st.integers(0, 2**32 - 1))
+def test_register_histories_linearizable_and_a_planted_stale_read_is_not(seed: int) -> None:
+    rng = random.Random(seed)
+    h = _register_history(rng, 200, 5)
+    assert check(KV, h).ok
+    gets = [i for i, o in enumerate(h) if o.input[0] == "get"]
+    if gets:
+        i = rng.choice(gets)
+        h[i] = dataclasses.replace(h[i], output="never-written")
+        res = check(KV, h)
+        assert not res.ok
+        assert any(o.output == "never-written" for w in res.windows for o in w.ops)
+
+
+def test_register_throughput_figure() -> None:
+    """Prints the checker's speed on a 10 000-call register history over 100 keys."""
+    h = _register_history(random.Random(1), 10_000, 100)
+    res = check(KV, h)
+    assert res.ok
+    print(f"\nKV register: {res.summary()}")
+
+
+# ------------------------------------------------------------------------------ the step model
+@settings(max_examples=examples(80, 300))
+@given(data=st.data())
+def test_step_model_histories_are_linearizable(data) -> None:  # type: ignore[no-untyped-def]
+    scenario = data.draw(scenarios())
+    out = run_scenario(scenario, segment_chooser(data.draw(schedules(len(scenario.threads), 8, 10))))
+    assert out.ok
+    res = check(WHEELSPEC, from_step_model(out.calls, out.sim.stamped))
+    assert res.ok, "\n".join(w.render(WHEELSPEC) for w in res.windows) + "\n" + out.report()
+
+
+def test_double_completion_mutant_history_is_not_linearizable() -> None:
+    found = hunt(scenario_for("unguarded-completed"), ["unguarded-completed"], max_examples=1000, seed=3)
+    assert found is not None
+    res = check(WHEELSPEC, from_step_model(found.outcome.calls, found.outcome.sim.stamped))
+    assert not res.ok
+    window = res.windows[0]
+    print("\n" + window.render(WHEELSPEC))
+    kinds = sorted(type(o.input).__name__ for o in window.ops)
+    assert kinds == ["ForceComplete", "Watch"]  # both claimed the completion
+
+
+# ------------------------------------------------------------------------------ real threads
+@pytest.mark.parametrize("engine", ["optimized", "reference"])
+def test_real_threads_on_the_facades_are_linearizable(engine: str) -> None:
+    if engine == "optimized":
+        from wheelspec.optimized import LockedSimulation
+
+        def make():  # type: ignore[no-untyped-def]
+            return LockedSimulation(1, 20, 0, 50)
+    else:
+        def make():  # type: ignore[no-untyped-def]
+            return Locked(Simulation(1, 20, 0, 50))
+    rec = hammer(make, threads=4, ops_per_thread=examples(500, 2500), keys=20, seed=5)
+    kinds = {type(o.input).__name__ for o in rec.history}
+    assert {"ExpireCall", "FireCall", "CheckAndComplete", "Watch", "CancelTask"} <= kinds, kinds
+    assert check_event_properties(rec.events) == []
+    res = check(WHEELSPEC, rec.history)
+    assert res.ok, "\n".join(w.render(WHEELSPEC) for w in res.windows[:3])
+    print(f"\n{engine}: {res.summary()}")
+
+
+def _plant_lost_wakeup(history: list[Operation]) -> tuple[list[Operation], int]:
+    """Remove one operation from the output of the check that completed it, where the operation
+    was made completable before that check began: the black-box symptom of a lost wakeup."""
+    sets = {}
+    for o in history:
+        if isinstance(o.input, ops.SetCompletable):
+            sets.setdefault(o.input.op, o.ret)
+    for i, o in enumerate(history):
+        if isinstance(o.input, ops.CheckAndComplete) and o.output:
+            for op_id in o.output:
+                if sets.get(op_id, float("inf")) < o.call:
+                    out = tuple(x for x in o.output if x != op_id)
+                    return history[:i] + [dataclasses.replace(o, output=out)] + history[i + 1:], op_id
+    raise AssertionError("no check completed an operation made completable before it")
+
+
+def test_real_thread_history_10k_over_100_keys_and_a_planted_lost_wakeup(tmp_path) -> None:
+    """The acceptance figure (printed): 10 000 calls from 4 threads + a reaper, 100 keys."""
+    from wheelspec.optimized import LockedSimulation
+
+    rec = hammer(lambda: LockedSimulation(1, 20, 0, 1000), threads=4, ops_per_thread=2500, keys=100, seed=11)
+    calls = sum(1 for o in rec.history if not type(o.input).__name__.endswith("Call"))
+    t0 = time.perf_counter()
+    res = check(WHEELSPEC, rec.history)
+    print(f"\n{calls} calls (+{len(rec.history) - calls} fire/expire pseudo-calls): {res.summary()} "
+          f"[{time.perf_counter() - t0:.2f} s wall]")
+    assert calls >= 10_000 and res.ok
+    planted, op_id = _plant_lost_wakeup(rec.history)
+    bad = check(WHEELSPEC, planted)
+    assert not bad.ok and bad.windows[0].partition == f"op {op_id}"
+    print(bad.windows[0].render(WHEELSPEC))
+    assert len(bad.windows[0].ops) <= 4
+    # the same through the command: a history file, exit 1, the window printed
+    f = tmp_path / "planted.jsonl"
+    f.write_text(dumps(planted))
+    assert loads(f.read_text()) == planted
+    assert main(["linearize", str(f)]) == 1
+
+
+def test_linearize_command_exit_codes(tmp_path, capsys) -> None:
+    good = tmp_path / "good.jsonl"
+    good.write_text(dumps([Operation(0, ops.Watch(1, 5, ("a",)), 0, False, 1),
+                           Operation(1, ops.SetCompletable(1), 2, None, 3),
+                           Operation(1, ops.CheckAndComplete("a"), 4, (1,), 5)]))
+    assert main(["linearize", str(good)]) == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"client": 0, "call": 0}\n')
+    assert main(["linearize", str(bad)]) == 2
+    assert "bad.jsonl:1" in capsys.readouterr().err
+    assert main(["linearize", str(tmp_path / "missing.jsonl")]) == 2
