@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prove": ("wheelspec.spec.prove", "prove the wheel's lemmas and bounded invariants with Z3"),
     "bench": ("wheelspec.optimized.bench", "benchmark reference, optimized, heapq and sched side by side"),
     "linearize": ("wheelspec.conformance.linearizability", "check a recorded concurrent history for linearizability"),
+    "races": ("wheelspec.conformance.races", "find the known purgatory races in the deterministic simulation"),
 }
 
 

@@ -107,8 +107,17 @@ class Outcome:
             self.scenario.describe(), f"mutants: {mut}",
             self.run.timeline(notes=notes),
             *("VIOLATION " + v for v in self.violations),
-            f"replay: run_scenario(scenario, list_chooser({self.run.choices!r}), mutants={sorted(self.mutants)!r})",
+            f"replay: wheelspec.reference.interleave.replay({self._scenario_expr()}, {self.run.choices!r}, "
+            f"{sorted(self.mutants)!r})",
         ])
+
+
+    def _scenario_expr(self) -> str:
+        from .mutants import MUTANTS
+
+        if self.scenario.name in MUTANTS:
+            return f"wheelspec.reference.mutants.scenario_for({self.scenario.name!r})"
+        return "<the scenario above>"
 
 
 def _op_str(op: ops.Op) -> str:

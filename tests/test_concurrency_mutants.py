@@ -67,3 +67,14 @@ def test_deadlock_report_names_each_thread_position() -> None:
     assert found is not None and found.outcome.run.deadlock is not None
     text = found.outcome.report()
     assert "T0 waits for" in text and "T1 waits for" in text and "holding [op1.lock]" in text
+
+
+def test_races_command(capsys) -> None:
+    from wheelspec.conformance.cli import main
+
+    assert main(["races", "--mutant", "unguarded-completed", "--clean", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "unguarded-completed" in out and "found after" in out and "VIOLATION exactly-once" in out
+    assert "replay: wheelspec.reference.interleave.replay(" in out
+    assert main(["races", "--mutant", "no-such-race"]) == 2
+    assert "no-such-race" in capsys.readouterr().err
