@@ -75,3 +75,50 @@ def test_every_property_holds_under_pct_and_per_step_schedules(scenario, seed, c
     for chooser in (pct_chooser(seed, n, depth=3, max_steps=80), list_chooser(choices)):
         out = run_scenario(scenario, chooser)
         assert out.ok, out.report()
+
+
+# ---------------------------------------------------------------------- the properties can fail
+def _quiet_run(scenario):  # type: ignore[no-untyped-def]
+    out = run_scenario(scenario, list_chooser([]))
+    assert out.ok, out.report()
+    return out
+
+
+def test_cancelled_fired_property_catches_a_late_fire() -> None:
+    from wheelspec.reference.interleave import check_history
+    from wheelspec.spec import events as ev
+
+    sc = Scenario("cancel", threads=((ops.AddTask(1, 5), ops.CancelTask(1)),), tasks=(1,))
+    out = _quiet_run(sc)
+    cancel = next(c for c in out.calls if isinstance(c.op, ops.CancelTask))
+    out.sim.stamped.append((cancel.response + 1, 0, ev.Fire(5, 1, 5)))  # a fire after cancel returned
+    assert any(v.startswith("cancelled-fired") for v in check_history(out.sim, out.calls, sc))
+
+
+def test_expiration_property_catches_an_early_or_foreign_expiry() -> None:
+    from wheelspec.reference.interleave import check_history
+    from wheelspec.spec import events as ev
+
+    sc = Scenario("expire", threads=((ops.Watch(1, 5, ("a",)),), (ops.AdvanceTo(6),)), declare=((1, 5),))
+    out = _quiet_run(sc)
+    assert any(isinstance(e, ev.Expire) for _, _, e in out.sim.stamped)
+    early = [(s, t, ev.Expire(2, e.op) if isinstance(e, ev.Expire) else e) for s, t, e in out.sim.stamped]
+    out.sim.stamped[:] = early
+    assert any("before its window" in v for v in check_history(out.sim, out.calls, sc))
+    foreign = [(s, t, ev.Complete(e.now, e.op, "check") if isinstance(e, ev.Complete) else e)
+               for s, t, e in out.sim.stamped]
+    out.sim.stamped[:] = foreign
+    assert any("without the timer completing it" in v for v in check_history(out.sim, out.calls, sc))
+
+
+def test_quiescent_bounds_catch_a_leaked_timer_entry_and_a_stale_watch() -> None:
+    from wheelspec.reference.interleave import check_quiescent
+
+    sc = Scenario("q", threads=((ops.Watch(1, 5, ("a",)), ops.ForceComplete(1)),), declare=((1, 5),))
+    out = _quiet_run(sc)
+    assert check_quiescent(out.sim, out.calls) == []
+    op = out.sim.ops[1]
+    op.completed = False  # pretend the completion never happened: it must be in the timer then
+    assert any("is not in the timer" in v for v in check_quiescent(out.sim, out.calls))
+    out.sim.ptimer.counter += 1  # size() disagreeing with the linked entries
+    assert any(v.startswith("structure") for v in check_quiescent(out.sim, out.calls))
