@@ -168,14 +168,17 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
                    on_seed: Callable[[SeedOutcome], None] | None = None) -> list[SeedOutcome]:
     """Run and judge the schedules of ``seeds``; a failing seed is shrunk to a counterexample.
 
-    Schedules needing what the implementation lacks are narrowed: a timer-only implementation
-    gets ``timer`` schedules only (the caller chooses ``kind``)."""
+    Schedules are narrowed to what the implementation offers: a purgatory-only implementation
+    gets the purgatory schedules without their timer operations (a timer-only one is simply not
+    given ``purgatory`` schedules by the caller)."""
     from .judge import primary
     from .shrink import shrink_schedule
 
     outcomes = []
     for seed in seeds:
         cfg, schedule = generate(kind, seed)
+        # A purgatory-only implementation gets the purgatory schedules without their timer ops.
+        schedule = [op for op in schedule if caps.supports(op)]
         failures = judge_schedule(adapter, caps, cfg, schedule)
         cx = None
         if failures and shrink:
