@@ -145,3 +145,17 @@ def test_events_of_a_refused_request_are_not_recorded():
     run = run_ops(reference_adapter(), Config(), [ops.AddTask(1, 0), ops.AddTask(2, 2**41), ops.Size()])
     assert [type(e) for e in run.history] == [ev.Fire, ev.Add, ev.Observe]
     assert run.event_step == [0, 0, 2]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=examples(60, 300))
+@given(kind=st.sampled_from(KINDS), seed=st.integers(0, 2**63 - 1))
+def test_reference_passes_any_seed_hypothesis_explores(kind, seed):
+    """Beyond the fixed seed ranges of `wheelspec check`, Hypothesis explores the whole seed space
+    (and would shrink a failing seed toward 0; the schedule itself is shrunk by conformance/shrink)."""
+    a = reference_adapter()
+    out = run_seed_range(a, a.hello().capabilities, kind, [seed], shrink=False)[0]
+    assert out.ok, (seed, out.failures[:1])
