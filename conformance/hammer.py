@@ -207,3 +207,49 @@ def check_event_properties(events: list[ev.Event], tick_ms: int = 1) -> list[str
             if e.op in exp_of and e.now < prof.earliest(exp_of[e.op]):
                 out.append(f"expiration: op{e.op} expired at {e.now} before its window")
     return out
+
+
+# --------------------------------------------------------------------------------- scheduled facades
+
+
+def drive(scenario: Any, chooser: Any, make_facade: Callable[[], Any]) -> tuple[Any, list[Operation], list[ev.Event]]:
+    """Run a :class:`wheelspec.reference.interleave.Scenario` on a thread-safe facade under the
+    deterministic scheduler, at the facade's own granularity: each call is one atomic step (the
+    facade serializes whole calls under its lock, so these are all its interleavings).
+
+    A facade knows an operation only once it is watched, and a task once it is added (the step
+    model can declare them earlier), so a ``set_completable`` / ``force_complete`` waits for its
+    operation's watch and a ``cancel`` for its task's first add: the schedule can only order the
+    calls in ways the facade accepts.  Returns the scheduler's run, the history (for
+    :mod:`.linearizability`) and the facade's events."""
+    from wheelspec.reference.scheduler import Scheduler, Step, WaitUntil
+
+    facade = make_facade()
+    rec = Recorder(facade)
+    for op in scenario.setup:
+        rec.call(len(scenario.threads), op)
+    known_ops = {o.input.op for o in rec.history if isinstance(o.input, ops.Watch)}
+    known_tasks = {o.input.task for o in rec.history if isinstance(o.input, ops.AddTask)}
+    holder: list[Any] = []
+
+    def body_for(program: Any) -> Callable[[Any], Any]:
+        def body(ctx: Any) -> Any:
+            for op in program:
+                if isinstance(op, (ops.SetCompletable, ops.ForceComplete)):
+                    yield WaitUntil(lambda o=op.op: o in known_ops, f"wait for op{op.op} to be watched")
+                elif isinstance(op, ops.CancelTask):
+                    yield WaitUntil(lambda t=op.task: t in known_tasks, f"wait for task {op.task} to be added")
+                yield Step(f"{op.kind}")
+                # the whole call in one step; stamp with the scheduler's clock
+                rec.clock = itertools.count(holder[0].clock * 2)
+                rec.call(ctx.tid, op)
+                if isinstance(op, ops.Watch):
+                    known_ops.add(op.op)
+                elif isinstance(op, ops.AddTask):
+                    known_tasks.add(op.task)
+        return body
+
+    sched = Scheduler([(f"T{i}", body_for(p)) for i, p in enumerate(scenario.threads)])
+    holder.append(sched)
+    run = sched.run(chooser)
+    return run, rec.history, rec.events
