@@ -142,13 +142,20 @@ def history_rows(history: Iterable[Any], *, run: str, impl: str = "", profile: s
     rows = []
     add_delay: dict[int, int] = {}
     deadline_of: dict[int, int] = {}
+    window_fires: list[dict[str, Any]] = []   # fires since the last request result
     for i, e in enumerate(history):
         r = _event_row(e)
         k = r["kind"]
         if k == "add":
             add_delay[e.task] = e.delay
+            for f in window_fires:  # a fire inside this add (it precedes the Add event) is its own
+                if f["id"] == e.task and f["deadline"] == e.exp:
+                    f["delay"] = e.delay
         elif k == "fire":
             r["delay"] = add_delay.get(e.task)
+            window_fires.append(r)
+        if k not in CAUSED_KINDS:
+            window_fires = []
         elif k == "watch":
             deadline_of[e.op] = r["deadline"]
         elif k in ("complete", "expire"):

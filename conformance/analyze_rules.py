@@ -1,0 +1,128 @@
+"""What ``wheelspec analyze`` computes, shared by both engines (pyarrow/numpy and Spark).
+
+The property queries themselves live in :mod:`.analyze_local` and :mod:`.analyze_spark`; both
+implement the *same* set-based algorithm, described here once, so that their JSON results are
+identical (a test checks it).  The algorithm re-states the history checker's properties
+(:mod:`wheelspec.spec.checker`) over a whole dataset:
+
+Per run, rows ordered by ``seq``.  A *request* row is any row whose kind is not caused
+(fire, complete, expire, purge); the caused rows before a request row are its *window*.
+
+* **req** of a caused row: the request row closing its window (kind, id, delay, seq).
+* **prev_adv** of a row: the last ``advance`` row before it (seq, time).
+* **Timer rows** (add, fire, cancel) are partitioned by (run, id) and ordered by seq.  A
+  *superseding add* is any add except, under strict-gt, one with delay <= 0 (Kafka's MockTimer
+  runs it inside add and leaves the earlier entry scheduled).  A row's **schedule** is the last
+  superseding add at or before it.  A fire is *exempt* under strict-gt when its req is an add of
+  the same task with delay <= 0 (it ran inside that add).  A fire *matches* its schedule when the
+  expirations are equal; its **rank** is the number of matching fires of the schedule so far.
+  - ``fire-once``: a non-exempt fire with no schedule, a different expiration, or rank >= 2;
+  - ``no-fire-after-cancel``: rank 1 but a cancel of the task lies between schedule and fire;
+  - ``no-early-fire``: a remaining (good) fire before ``earliest(exp)`` of the run's profile;
+    ``by_profile`` counts the good fires every profile would reject;
+  - ``late-fire`` (with ``--lateness-ms``): a good fire later than the bound;
+  - ``cancel-result``: pending must equal "the schedule is live";
+  - ``no-lost-task``: a schedule ends at its first cancel or rank-1 fire, else at the next
+    superseding add, else never.  Let A be the last advance before that end (or the run's last
+    advance).  Since a well-formed clock never goes back, some advance between the add and the
+    end saw the task due iff ``A.seq > add.seq and A.time >= earliest(exp)``.  Under strict-gt an
+    add with delay <= 0 must have a fire inside it.
+* **Purgatory**: ``complete-once`` (a second complete of an op), ``expire-rule`` (expire right
+  after complete via=expire of the same op and vice versa), ``no-early-expire`` (first complete
+  via=expire before ``earliest(deadline)``, strict-gt in-watch timeouts exempt), ``watch-result``,
+  ``force-result`` and ``check-count`` (the request's result against the completes in its
+  window), ``no-lost-wakeup`` (after check(key), an op watching key, watched after the key's last
+  cancel_for_key, not completed, whose last set_completable says true), ``no-lost-operation``
+  (as no-lost-task, for a watch's deadline; its end is the first complete or a cancel_for_key
+  returning it).
+* ``well-formed``: the clock goes back; an add or watch whose deadline is not time + delay; a
+  complete whose via is unknown.
+
+Not judged here (they need per-row state a set-based pass does not keep): ``size``,
+``num-delayed``, ``cancel-for-key-result``, ``complete-context``, and the part of ``expire-rule``
+about operations whose timer entry ``cancel_for_key`` removed.  ``wheelspec check`` judges them.
+
+Fire rows whose req is needed (strict-gt exemptions) are those with ``delay`` null or <= 0, or
+``time <= deadline``: an exempt fire always has its own add's delay <= 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+PROFILES = ("kafka", "strict", "strict-gt")
+PROPERTIES = (
+    "well-formed", "no-early-fire", "late-fire", "fire-once", "no-fire-after-cancel", "no-lost-task",
+    "cancel-result", "complete-once", "expire-rule", "no-early-expire", "no-lost-operation",
+    "watch-result", "force-result", "check-count", "no-lost-wakeup",
+)
+NOT_JUDGED = ("size", "num-delayed", "cancel-for-key-result", "complete-context")
+CAUSED = ("fire", "complete", "expire", "purge")
+VIAS = ("try", "check", "expire", "force")
+ROW_COLUMNS = ("run", "seq", "kind", "id", "time", "deadline")
+THROUGHPUT_BUCKETS = 60
+MAX_LEVELS = 44  # tick * wheel^L > 2^43 for every L past this, whatever tick >= 1 and wheel >= 2
+
+
+def level_thresholds(tick: int, wheel: int) -> list[int]:
+    """Delays at which a task lands one level higher: tick * wheel^L for L = 1, 2, ...
+    (level 0 holds delay < tick * wheel; Kafka's TimingWheel.add with currentTime = add time)."""
+    out = []
+    t = tick * wheel
+    while t <= 2**44 and len(out) < MAX_LEVELS:
+        out.append(t)
+        t *= wheel
+    return out
+
+
+def lateness_stats(hist: dict[int, int]) -> dict[str, Any]:
+    """Exact summary of a lateness histogram {lateness_ms: count} (nearest-rank percentiles)."""
+    keys = sorted(hist)
+    n = sum(hist.values())
+    total = sum(k * c for k, c in hist.items())
+    out: dict[str, Any] = {"count": n, "min": keys[0], "max": keys[-1], "mean": round(total / n, 3)}
+    for q, name in ((0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p999")):
+        rank = max(1, math.ceil(q * n))
+        acc = 0
+        for k in keys:
+            acc += hist[k]
+            if acc >= rank:
+                out[name] = k
+                break
+    out["early"] = sum(c for k, c in hist.items() if k < 0)
+    return out
+
+
+def finish(summary: dict[str, Any], violations: dict[str, tuple[int, list[dict[str, Any]]]],
+           by_profile: dict[str, int], lateness_hist: list[tuple[str, int, str, int, int]],
+           throughput: dict[str, Any], max_rows: int, lateness_ms: int | None) -> dict[str, Any]:
+    """Assemble the JSON result both engines return (sorted, engine-independent)."""
+    props: dict[str, Any] = {}
+    for p in PROPERTIES:
+        n, rows = violations.get(p, (0, []))
+        entry: dict[str, Any] = {"violations": int(n), "rows": sorted(rows, key=lambda r: (r["run"], r["seq"]))[:max_rows]}
+        if p == "late-fire" and lateness_ms is None:
+            entry["judged"] = False
+        if p == "no-early-fire":
+            entry["by_profile"] = {k: int(by_profile.get(k, 0)) for k in PROFILES}
+        props[p] = entry
+    groups: dict[tuple[str, int, str], dict[int, int]] = {}
+    for impl, level, prof, late, count in lateness_hist:
+        groups.setdefault((impl, level, prof), {})[late] = groups.get((impl, level, prof), {}).get(late, 0) + count
+    lat = [{"impl": impl, "level": level if level >= 0 else None, "profile": prof, **lateness_stats(h)}
+           for (impl, level, prof), h in sorted(groups.items())]
+    hist_all: dict[str, dict[int, int]] = {}
+    for impl, _level, _prof, late, count in lateness_hist:
+        hist_all.setdefault(impl, {})
+        hist_all[impl][late] = hist_all[impl].get(late, 0) + count
+    return {
+        "format": "wheelspec-analyze-v1",
+        **summary,
+        "ok": all(v["violations"] == 0 for v in props.values()),
+        "properties": props,
+        "not_judged": list(NOT_JUDGED),
+        "lateness": lat,
+        "lateness_histogram": {impl: sorted([k, c] for k, c in h.items()) for impl, h in sorted(hist_all.items())},
+        "throughput": throughput,
+    }
