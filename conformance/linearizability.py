@@ -427,10 +427,13 @@ def loads(text: str, source: str = "<history>") -> list[Operation]:
 # --------------------------------------------------------------------------------- from the step model
 
 
-def from_step_model(calls: Sequence[Any], stamped: Sequence[tuple[int, int, Any]]) -> list[Operation]:
-    """Convert a run of :mod:`wheelspec.reference.interleave` (its ``Call`` records and the
-    simulation's stamped events) into a history: completions are attributed to the call running
-    on the thread that produced them; fires and expiries become pseudo-calls."""
+def from_step_model(calls: Sequence[Any], stamped: Sequence[tuple[int, int, Any]],
+                    handed_over: dict[int, int] | None = None) -> list[Operation]:
+    """Convert a run of :mod:`wheelspec.reference.interleave` (its ``Call`` records, the
+    simulation's stamped events and its ``handed_over`` steps) into a history: completions are
+    attributed to the call running on the thread that produced them; fires and expiries become
+    pseudo-calls (an expiry spans from the timer's hand-over of the operation to its completion)."""
+    handed_over = handed_over or {}
     from wheelspec.spec import events as ev
 
     def enclosing(tid: int, step: int) -> Any:
@@ -447,7 +450,7 @@ def from_step_model(calls: Sequence[Any], stamped: Sequence[tuple[int, int, Any]
             completed_by[id(c)].append(e.op)
         elif isinstance(e, ev.Complete) and e.via == "expire":
             # on the executor: the expiry may take effect any time after the timeout's flush
-            history.append(Operation(tid, ExpireCall(e.op), 0 if c is None else c.invoke, None, step))
+            history.append(Operation(tid, ExpireCall(e.op), handed_over.get(e.op, 0), None, step))
         elif isinstance(e, ev.Fire):
             history.append(Operation(tid, FireCall(e.task, e.exp), 0 if c is None else c.invoke, None, step))
     for c in calls:

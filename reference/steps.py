@@ -300,6 +300,10 @@ class Timer:
         assert task is not None
         if self.listener is not None:
             self.listener(ev.Fire(self.clock.now_ms(), task.task_id, entry.exp))
+        elif self.sim.scheduler is not None:
+            # The purgatory's timer reports no events (as in the reference); remember the hand-over
+            # step so that a history can say from when an expiry may take effect.
+            self.sim.handed_over[task.task_id] = self.sim.scheduler.clock
         if self.executor == "thread":
             self.work.append(task)
         elif task.is_op:
@@ -634,6 +638,8 @@ class StepSimulation:
         self.purgatory = Purgatory(self, self.ptimer, check_purge_interval(purge_interval), shards)
         self.tasks: dict[int, Task] = {}
         self.ops: dict[int, Op] = {}
+        #: op id -> step at which the purgatory's timer handed it to the executor (concurrent runs)
+        self.handed_over: dict[int, int] = {}
 
     @property
     def now(self) -> int:

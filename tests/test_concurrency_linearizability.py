@@ -86,14 +86,14 @@ def test_step_model_histories_are_linearizable(data) -> None:  # type: ignore[no
     scenario = data.draw(scenarios())
     out = run_scenario(scenario, segment_chooser(data.draw(schedules(len(scenario.threads), 8, 10))))
     assert out.ok
-    res = check(WHEELSPEC, from_step_model(out.calls, out.sim.stamped))
+    res = check(WHEELSPEC, from_step_model(out.calls, out.sim.stamped, out.sim.handed_over))
     assert res.ok, "\n".join(w.render(WHEELSPEC) for w in res.windows) + "\n" + out.report()
 
 
 def test_double_completion_mutant_history_is_not_linearizable() -> None:
     found = hunt(scenario_for("unguarded-completed"), ["unguarded-completed"], max_examples=1000, seed=3)
     assert found is not None
-    res = check(WHEELSPEC, from_step_model(found.outcome.calls, found.outcome.sim.stamped))
+    res = check(WHEELSPEC, from_step_model(found.outcome.calls, found.outcome.sim.stamped, found.outcome.sim.handed_over))
     assert not res.ok
     window = res.windows[0]
     print("\n" + window.render(WHEELSPEC))
