@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
 from conftest import examples
 
 from wheelspec.conformance.adapters import reference_adapter, resolve
@@ -59,17 +60,17 @@ def test_reference_passes_campaigns_in_process():
         assert [o.seed for o in outs if not o.ok] == []
 
 
-def test_reference_mock_and_optimized_pass_campaigns():
+@pytest.mark.parametrize("spec", ["reference-mock", "reference-subprocess", "optimized"])
+def test_our_other_engines_pass_campaigns(spec):
     n = examples(60, 300)
-    for spec in ("reference-mock", "optimized", "reference-subprocess"):
-        a = resolve(spec)()
-        caps = a.hello().capabilities
-        try:
-            for kind in KINDS:
-                bad = [(o.seed, o.failures[0].message) for o in run_seed_range(a, caps, kind, range(n)) if not o.ok]
-                assert bad == [], spec
-        finally:
-            a.close()
+    a = resolve(spec)()
+    caps = a.hello().capabilities
+    try:
+        for kind in KINDS:
+            bad = [(o.seed, o.failures[0].message) for o in run_seed_range(a, caps, kind, range(n)) if not o.ok]
+            assert bad == [], spec
+    finally:
+        a.close()
 
 
 def test_oracle_exact_mode_catches_a_reordered_fire():
