@@ -12,6 +12,11 @@ Any object with the shape of :class:`wheelspec.reference.Simulation` (``apply(op
 optimized engine are offered, in-process and (through :mod:`.serve`) as subprocesses.
 
 :func:`resolve` turns an ``--impl`` string into an adapter factory.
+
+An in-process adapter runs in the runner's own thread, so nothing can interrupt it if it loops
+forever (compiled code especially): the per-request timeout and the crash handling exist only on
+the subprocess path.  Check untrusted or experimental implementations through ``cmd:`` (Python ones
+with ``python -m wheelspec.conformance.serve package.module:factory``), or under pytest-timeout.
 """
 
 from __future__ import annotations
