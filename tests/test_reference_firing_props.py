@@ -179,7 +179,7 @@ def run_strict_gt(start: int, program: list[tuple]) -> None:
         check_mock_timer(sim.timer)
 
 
-@settings(max_examples=examples(200, 600))
+@settings(max_examples=examples(200, 450))
 @given(kafka_cases())
 def test_kafka_firing_rule_matches_the_oracle(case):
     run_kafka(*case)

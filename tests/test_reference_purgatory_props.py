@@ -189,7 +189,7 @@ def run(tick: int, purge_interval: int, program: list[tuple]) -> None:
         assert m.completed[e.op] == "expire"
 
 
-@settings(max_examples=examples(200, 800))
+@settings(max_examples=examples(200, 600))
 @given(st.sampled_from([1, 1, 7]), st.sampled_from([0, 0, 1, 2, 5, 1000]), programs)
 def test_purgatory_matches_the_model(tick, purge_interval, program):
     run(tick, purge_interval, program)
