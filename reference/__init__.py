@@ -15,6 +15,7 @@ module                    models
 :mod:`.operation`         ``DelayedOperation`` and the test ``MockDelayedOperation``
 :mod:`.purgatory`         ``DelayedOperationPurgatory``, ``WatcherList``, ``Watchers``
 :mod:`.simulation`        a virtual-time driver that executes :mod:`wheelspec.spec.ops`
+:mod:`.invariants`        the structure invariants of SEMANTICS.md, checkable between operations
 ========================  =====================================================================
 """
 
