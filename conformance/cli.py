@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prove": ("wheelspec.spec.prove", "prove the wheel's lemmas and bounded invariants with Z3"),
     "bench": ("wheelspec.optimized.bench", "benchmark reference, optimized, heapq and sched side by side"),
     "realtime": ("wheelspec.conformance.realtime", "judge a real-time timer (Netty's HashedWheelTimer, a live asyncio loop) against the wall clock"),
+    "matrix": ("wheelspec.conformance.matrix", "conformance matrix of third-party timers and our engines (terminal, Markdown, HTML)"),
     "linearize": ("wheelspec.conformance.linearizability", "check a recorded concurrent history for linearizability"),
     "races": ("wheelspec.conformance.races", "find the known purgatory races in the deterministic simulation"),
 }

@@ -11,8 +11,9 @@ What the adapter adds, and why (``docs/ADAPTERS.md`` says the same per library):
   to ``t`` and lets the library run what it considers due.  A fire is reported with the clock
   reading the callback *observes* (not the reading the adapter intended), so a library that runs
   a callback early or late shows it.
-* **refusals of the driver, not of the library.** Cancelling a task id never added is
-  ``unknown-id`` and moving the clock back is ``invalid``: both are about the driver's bookkeeping.
+* **refusals of the driver, not of the library.** A task id outside [0, 2^31-1] is ``range``,
+  cancelling a task id never added is ``unknown-id`` and moving the clock back is ``invalid``: all
+  three are about the driver's bookkeeping (the libraries have no task ids and no settable clock).
   Nothing else is refused: a library that accepts a delay beyond wheelspec's range (2^40-1 ms)
   is reported as accepting it, which the matrix shows as its huge-delay behaviour.
 
@@ -29,6 +30,9 @@ from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 
 from .protocol import Capabilities, Config, Hello, Response
+
+#: the task-id range of protocol v1 (the same as the reference's)
+MAX_TASK_ID = 2**31 - 1
 
 
 class LibraryTimerAdapter:
@@ -63,6 +67,9 @@ class LibraryTimerAdapter:
         if not self._started:
             raise RuntimeError("request before reset")
         self._events = []
+        task_id = getattr(op, "task", None)
+        if task_id is not None and not 0 <= task_id <= MAX_TASK_ID:
+            return Response(self.now, error=("range", f"task id={task_id} is outside [0, {MAX_TASK_ID}]"))
         match op:
             case ops.AddTask(task, delay):
                 old = self._live.pop(task, None)
