@@ -2,9 +2,9 @@
 
 The order is workload, then size (ascending), then implementation, so that the implementations
 of one row run one after the other under the same machine load, and so that a cell can be
-skipped when the previous size of the same (workload, implementation) predicts it would exceed
-the time budget (cost is linear in n, except ``sched``'s cancel, which is quadratic: its
-``cancel`` is ``list.remove`` + ``heapify``).
+skipped when the previous size of the same (workload, implementation) predicts that one run of it,
+preparation included, would exceed the time budget (cost is taken as linear in n, except
+``sched``'s cancel, which is quadratic: its ``cancel`` is ``list.remove`` + ``heapify``).
 
 A cell's figure is reported only if its run verified (see :mod:`.drivers`).  Ratios compare
 implementations measured at the *same* workload and n in this run, never across runs or sizes.
@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -50,6 +51,7 @@ class Cell:
     status: str                      # ok | skipped | unavailable | failed
     note: str = ""
     runs_s: list[float] = dataclasses.field(default_factory=list)
+    wall_per_run_s: float | None = None
     ops: int = 0
     bytes_per_pending: float | None = None
     memory_method: str | None = None
@@ -149,7 +151,7 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                     predicted = prev[1] * (n / prev[0]) ** p
                     if predicted > opts.budget_s:
                         cell.status = "skipped"
-                        cell.note = f"predicted {predicted:.0f} s > --budget {opts.budget_s:.0f} s"
+                        cell.note = f"one run predicted to take {predicted:.0f} s > --budget {opts.budget_s:.0f} s"
                         continue
                 if wl is None:
                     wl = workload(wname, n, opts.seed, opts.purgatory)
@@ -158,10 +160,14 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                         _warm(driver, wname, opts)
                         warmed.add((iname, wname))
                     progress(f"{wname:>10} n={n:<9} {iname:<16} ...")
+                    t0 = time.perf_counter()
                     cell.runs_s = measure.time_run(lambda: driver.prepare(wl, opts.timer),
                                                    opts.repeat, opts.repeat_budget_s)
+                    # Wall time of one run *with* its untimed preparation (building the structure,
+                    # the inserts a cancel or fire run needs): what the next size will cost us.
+                    cell.wall_per_run_s = (time.perf_counter() - t0) / len(cell.runs_s)
                     cell.ops = wl.ops
-                    last[(iname, wname)] = (n, min(cell.runs_s))
+                    last[(iname, wname)] = (n, cell.wall_per_run_s)
                     if wname == "insert":
                         if driver.memory == "arrays" or n <= opts.mem_max:
                             cell.bytes_per_pending = measure.bytes_per_pending(driver, wl, opts.timer)  # type: ignore[arg-type]

@@ -59,7 +59,8 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                         help="largest N for an implementation (default 1e6 for reference, optimized, "
                              "optimized-op and sched; IMPL=none lifts a cap); repeatable")
     parser.add_argument("--budget", type=float, default=180.0, metavar="SECONDS",
-                        help="skip a cell whose predicted run time (from the previous size) exceeds this (default 180)")
+                        help="skip a cell if one run of it, preparation included, is predicted from the previous size "
+                             "to take longer than this (default 180)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best reported (default 3)")
     parser.add_argument("--mem-max", default="1e5", metavar="N",
                         help="largest N at which Python structures are traced with tracemalloc (default 1e5)")
