@@ -47,25 +47,60 @@ class _RecordingList(list):  # type: ignore[type-arg]
 
 
 class Recorder:
-    """Wraps a facade (with ``apply`` and a ``history``); ``call(client, op)`` runs one operation
-    record and records it."""
+    """Records a concurrent history: ``call(client, op)`` runs one operation record through
+    ``run_op(op) -> (result, events it caused)`` and stamps it.  :meth:`for_facade` hooks a
+    thread-safe facade's event log; :meth:`for_adapter` talks to a runner adapter (in-process or a
+    subprocess speaking protocol v1), one request at a time."""
 
-    def __init__(self, facade: Any) -> None:
-        self.facade = facade
-        history: History = facade.history
-        self.listener = _RecordingList(history.events)
-        history.events = self.listener
+    def __init__(self, run_op: Callable[[ops.Op], tuple[Any, list[ev.Event]]],
+                 log: Callable[[], list[ev.Event]]) -> None:
+        self.run_op = run_op
+        self._log = log
         self.clock = itertools.count()  # next() on a count is atomic under the GIL
         self.history: list[Operation] = []
         self._hlock = threading.Lock()
 
+    @classmethod
+    def for_facade(cls, facade: Any) -> "Recorder":
+        history: History = facade.history
+        listener = _RecordingList(history.events)
+        history.events = listener
+
+        def run_op(op: ops.Op) -> tuple[Any, list[ev.Event]]:
+            sink: list[ev.Event] = []
+            listener.local.sink = sink
+            try:
+                result = facade.apply(op)
+            finally:
+                listener.local.sink = None
+            return result, sink
+
+        return cls(run_op, lambda: list(listener))
+
+    @classmethod
+    def for_adapter(cls, adapter: Any) -> "Recorder":
+        from .errors import UserError
+
+        lock = threading.Lock()  # one connection: the clients' requests take turns on it
+        log: list[ev.Event] = []
+
+        def run_op(op: ops.Op) -> tuple[Any, list[ev.Event]]:
+            with lock:
+                resp = adapter.request(op)
+                if resp.error is not None:
+                    raise UserError(f"the implementation refused {op.to_dict()}: {resp.error[0]}: {resp.error[1]}")
+                events = list(resp.events)
+                if isinstance(op, ops.Watch):  # the result event, for the expiration window
+                    events.append(ev.TryCompleteElseWatch(resp.now, op.op, op.delay, op.keys, bool(resp.result)))
+                log.extend(events)
+            return resp.result, events
+
+        return cls(run_op, lambda: list(log))
+
     def call(self, client: int, op: ops.Op) -> Any:
-        sink: list[ev.Event] = []
-        self.listener.local.sink = sink
         invoke = next(self.clock)
-        result = self.facade.apply(op)
+        result, sink = self.run_op(op)
         ret = next(self.clock)
-        self.listener.local.sink = None
         rows = []
         if isinstance(op, ops.CheckAndComplete):
             output: Any = tuple(e.op for e in sink if isinstance(e, ev.Complete) and e.via == "check")
@@ -85,7 +120,7 @@ class Recorder:
 
     @property
     def events(self) -> list[ev.Event]:
-        return list(self.listener)
+        return self._log()
 
 
 class Locked:
@@ -105,14 +140,14 @@ class Locked:
         return self._inner.history
 
 
-def hammer(make_facade: Callable[[], Any], threads: int = 4, ops_per_thread: int = 2500, keys: int = 100,
-           seed: int = 0, reaper_sleep_s: float = 0.0005) -> Recorder:
+def hammer(make_facade: Callable[[], Any] | None, threads: int = 4, ops_per_thread: int = 2500, keys: int = 100,
+           seed: int = 0, reaper_sleep_s: float = 0.0005, recorder: Recorder | None = None,
+           purgatory: bool = True) -> Recorder:
     """Run ``threads`` worker threads and one reaper on a new facade; return the recorder (its
     ``history`` for linearizability, its ``events`` for the properties).  Workers use their own
     task and operation ids, watch 1-2 of ``keys`` keys, and make each other's operations
     completable (only operations whose watch has returned: ids come from a shared list)."""
-    facade = make_facade()
-    rec = Recorder(facade)
+    rec = recorder if recorder is not None else Recorder.for_facade(make_facade())  # type: ignore[misc]
     watched: list[int] = []
     wlock = threading.Lock()
     done = threading.Event()
@@ -127,6 +162,8 @@ def hammer(make_facade: Callable[[], Any], threads: int = 4, ops_per_thread: int
         try:
             for _ in range(ops_per_thread):
                 r = rng.random()
+                if not purgatory:  # a timer-only implementation: adds and cancels
+                    r = 0.0 if rng.random() < 0.7 or not added else 0.2
                 if r < 0.15:
                     t = rng.choice(tasks)
                     rec.call(w, ops.AddTask(t, rng.randint(-2, 40)))
@@ -227,8 +264,7 @@ def drive(scenario: Any, chooser: Any, make_facade: Callable[[], Any]) -> tuple[
     :mod:`.linearizability`) and the facade's events."""
     from wheelspec.reference.scheduler import Scheduler, Step, WaitUntil
 
-    facade = make_facade()
-    rec = Recorder(facade)
+    rec = Recorder.for_facade(make_facade())
     for op in scenario.setup:
         rec.call(len(scenario.threads), op)
     known_ops = {o.input.op for o in rec.history if isinstance(o.input, ops.Watch)}

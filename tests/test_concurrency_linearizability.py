@@ -214,3 +214,23 @@ def test_scheduled_facade_runs_catch_a_purgatory_whose_check_never_completes() -
     assert run.ok and not res.ok
     assert any(isinstance(o.input, type(res.windows[0].ops[0].input)) for o in res.windows[0].ops)
     assert "check('a') completed op 1: False" in res.windows[0].render(WHEELSPEC)
+
+
+# ------------------------------------------------------------------------------ wheelspec linearize --impl
+def lossy_purgatory(**cfg):  # type: ignore[no-untyped-def]
+    """An implementation whose checkAndComplete never completes anything (used by --impl below)."""
+    sim = Simulation(**cfg)
+    sim.purgatory.check_and_complete = lambda key: 0  # type: ignore[method-assign]
+    return sim
+
+
+def test_linearize_command_drives_clients_against_an_implementation(tmp_path, capsys) -> None:
+    saved = tmp_path / "sub.jsonl"
+    # several clients taking turns on one protocol-v1 subprocess
+    assert main(["linearize", "--impl", "reference-subprocess", "--threads", "3", "--ops", "150",
+                 "--keys", "10", "--save", str(saved)]) == 0
+    assert len(loads(saved.read_text())) >= 450
+    assert main(["linearize", "--impl", "test_concurrency_linearizability:lossy_purgatory", "--threads", "3",
+                 "--ops", "300", "--keys", "5"]) == 1
+    assert "NOT linearizable" in capsys.readouterr().out
+    assert main(["linearize", "--impl", "reference", str(saved)]) == 2
