@@ -54,7 +54,7 @@ def test_schedules_cover_what_they_claim():
 def test_reference_passes_campaigns_in_process():
     a = reference_adapter()
     caps = a.hello().capabilities
-    n = examples(150, 600)
+    n = examples(100, 600)
     for kind in KINDS:
         outs = run_seed_range(a, caps, kind, range(n))
         assert [o.seed for o in outs if not o.ok] == []
@@ -62,7 +62,7 @@ def test_reference_passes_campaigns_in_process():
 
 @pytest.mark.parametrize("spec", ["reference-mock", "reference-subprocess", "optimized"])
 def test_our_other_engines_pass_campaigns(spec):
-    n = examples(60, 300)
+    n = examples(40, 300)
     a = resolve(spec)()
     caps = a.hello().capabilities
     try:
@@ -152,7 +152,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(max_examples=examples(60, 300))
+@settings(max_examples=examples(40, 300))
 @given(kind=st.sampled_from(KINDS), seed=st.integers(0, 2**63 - 1))
 def test_reference_passes_any_seed_hypothesis_explores(kind, seed):
     """Beyond the fixed seed ranges of `wheelspec check`, Hypothesis explores the whole seed space
