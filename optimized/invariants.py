@@ -52,12 +52,11 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
     live = 0
     seen_chunks = 0
     nchunks = cnext.shape[0]
-    for b in range(bk.shape[0]):
+    empty = bk[:, L.B_NSLOTS] == 0
+    if (bk[empty, L.B_HEAD] != -1).any() or (bk[empty, L.B_TAIL] != -1).any():
+        _fail("an empty bucket owns chunks")
+    for b in np.flatnonzero(~empty).tolist():
         ns = int(bk[b, L.B_NSLOTS])
-        if ns == 0:
-            if bk[b, L.B_HEAD] != -1:
-                _fail(f"empty bucket {b} owns chunks")
-            continue
         lvl, idx = divmod(b, W)
         if lvl >= nlev:
             _fail(f"bucket {b} of a level not created yet holds entries")
