@@ -291,6 +291,10 @@ def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Pat
         notes["late bound"] = f"p50 {late['p50']:.2f} / p99 {late['p99']:.2f} / max {late['max']:.2f} ms"
     if nonpos.get("n"):
         notes["delay <= 0"] = f"runs {nonpos['p50']:.2f} ms (p50) after the add"
+    if status["order"] == "pass":
+        notes["same-tick order"] = "bursts ran in add order"
+    if status["huge-delay"] == "pass":
+        notes["huge delay"] = "2^40-1 and 2^63-1 ms accepted, never fired"
     fails = [f"{v.schedule.name} -> [{f.prop}] {f.message}" for v in rep.verdicts for f in v.failures]
     satisfied = [rep.profile] if rep.ok else []
     return Row(rep.name, rep.version, "real-time", rep.profile, cells, notes, satisfied, fails, rep.counterexamples,
