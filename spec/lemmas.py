@@ -64,6 +64,8 @@ class Rules:
     limits: bool = True
     #: floor division's remainder is < the divisor -- False: <= (breaks the division lemma)
     remainder_lt: bool = True
+    #: a bucket is enqueued only when its expiration changes (Kafka) -- False: on every add
+    enqueue_on_change: bool = True
 
     # -- the rules as formulas --------------------------------------------------------------------
     def due(self, e: z3.ArithRef, c: z3.ArithRef, u: z3.ArithRef) -> z3.BoolRef:
@@ -91,6 +93,7 @@ MUTATIONS: dict[str, tuple[Rules, str]] = {
     "poll-lt": (Rules(poll_le=False), "delay queue hands a bucket over only once expiration < now"),
     "no-limits": (Rules(limits=False), "delays and times are any Java long (stock Kafka)"),
     "remainder-le": (Rules(remainder_lt=False), "division remainder allowed to equal the divisor"),
+    "enqueue-always": (Rules(enqueue_on_change=False), "a bucket is enqueued on every add, not only on a new window"),
 }
 
 
