@@ -19,9 +19,11 @@ depth-first search over "which calls are linearized so far" (a bitmask) and the 
 memo of visited ``(mask, state)`` pairs (Lowe's optimization of WGL), collects every state the
 segment can end in, starting from every state the previous segments could end in.  A call may be
 linearized next only if no pending call returned before it was invoked (real-time order).  If no
-state survives a segment, the history is not linearizable, and that segment, shortened from its end
-while it still fails, is the *smallest non-linearizable window* reported (with the states it
-started from).
+state survives a segment, the history is not linearizable; the *smallest non-linearizable window*
+reported is that segment cut at the earliest time at which it already fails (calls still running
+then are shown without a response: they may or may not have taken effect), with the states it
+started from.  Both ends are sound: the start is a quiescent point whose possible states are all
+kept, and a non-linearizable prefix makes the whole history non-linearizable.
 
 The wheelspec model (:data:`WHEELSPEC`).  Partitions: timer calls by task id (``add`` ->
 expiration, ``cancel`` -> whether it was pending, and a ``fire`` pseudo-call spanning from the
@@ -181,13 +183,33 @@ def _check_partition(model: Model, label: str, part: list[Operation], budget: _B
     for seg in _segments(part):
         nxt = _end_states(model, seg, states, budget, stats)
         if not nxt:
-            # Shorten the failing segment from its end while it still fails: the smallest window.
-            k = len(seg)
-            while k > 1 and not _end_states(model, seg[:k - 1], states, budget, stats):
-                k -= 1
-            return Window(label, seg[:k], sorted(states, key=repr))
+            return Window(label, _smallest_failing_prefix(model, seg, states, budget, stats), sorted(states, key=repr))
         states = nxt
     return None
+
+
+def _prefix(seg: list[Operation], t: float) -> list[Operation]:
+    """The history as it stood at time ``t``: calls invoked by then; those still running have no
+    response yet (ret=None, output unknown), and may or may not have taken effect."""
+    return [o if o.ret is not None and o.ret <= t else dataclasses.replace(o, ret=None, output=None)
+            for o in seg if o.call <= t]
+
+
+def _smallest_failing_prefix(model: Model, seg: list[Operation], states: set[Hashable], budget: _Budget,
+                             stats: list[int]) -> list[Operation]:
+    """The earliest time at which the segment, cut there, is already not linearizable.  Failure is
+    monotone in the cut (every prefix of a linearizable history is linearizable), so a binary
+    search over the response times finds it; the window is sound because a non-linearizable
+    prefix makes the whole history non-linearizable."""
+    times = sorted({o.ret for o in seg if o.ret is not None})
+    lo, hi = 0, len(times) - 1  # the whole segment (the last time) is known to fail
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _end_states(model, _prefix(seg, times[mid]), states, budget, stats):
+            lo = mid + 1
+        else:
+            hi = mid
+    return _prefix(seg, times[lo]) if times else seg
 
 
 def check(model: Model, history: Sequence[Operation], max_states: int | None = 5_000_000) -> Result:
@@ -297,10 +319,11 @@ def _wheelspec_step(state: Any, i: Any, out: Any) -> list[Any]:
     if isinstance(i, (ops.AddTask, ops.CancelTask, FireCall)):
         pending, exp = state if state is not None else _TASK0
         if isinstance(i, ops.AddTask):
-            return [(True, out)] if out is not None else [(True, exp)]  # output None: call never returned
+            # output None: the call had not returned, its expiration is unknown ("*" matches any)
+            return [(True, out if out is not None else "*")]
         if isinstance(i, ops.CancelTask):
             return [(False, None)] if out is None or out == pending else []
-        return [(False, None)] if pending and exp == i.exp else []
+        return [(False, None)] if pending and exp in (i.exp, "*") else []
     watched, completable, completed, live = state if state is not None else _OP0
     if isinstance(i, ops.Watch):
         if watched:
