@@ -35,6 +35,18 @@ def test_register_examples() -> None:
     assert [o.input for o in res.windows[0].ops] == [("get", "x")] and res.windows[0].start_states == ["1"]
 
 
+def test_window_keeps_calls_that_explain_earlier_ones() -> None:
+    """Regression (found by the ci profile): a get explained only by a put invoked *after* it
+    must not be blamed; the window must contain the impossible read."""
+    h = [Operation(0, ("get", "x"), 0, "1", 5), Operation(1, ("put", "x", "1"), 1, None, 6),
+         Operation(2, ("get", "x"), 2, "zzz", 3)]
+    res = check(KV, h)
+    assert not res.ok
+    window = res.windows[0].ops
+    assert any(o.output == "zzz" for o in window)
+    assert all(o.ret is None for o in window if o.output != "zzz")  # the others were still running
+
+
 def _register_history(rng: random.Random, n: int, keys: int, clients: int = 4) -> list[Operation]:
     """A history of an atomic register store: each call takes effect at a random point inside its
     interval, so the result is linearizable by construction."""
