@@ -148,7 +148,8 @@ def generate(seed: int, *, tasks: int = 150, tick_ms: int = 1, wheel_size: int =
     for i in range(len(HUGE_DELAYS)):
         ops.append({"at": end + 1, "kind": "cancel", "task": tasks + i})
     ops.sort(key=lambda o: o["at"])  # stable: same-instant ops keep their generated order
-    return RtSchedule(f"realtime-{seed}", ops, end + 1 + slack_ms + tick_ms, tick_ms, wheel_size, seed)
+    name = f"realtime-{seed}" + (f"-tick{tick_ms}" if tick_ms != 1 else "")
+    return RtSchedule(name, ops, end + 1 + slack_ms + tick_ms, tick_ms, wheel_size, seed)
 
 
 # ------------------------------------------------------------------ adapters -------------------
