@@ -192,8 +192,11 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
     from .scenarios import Scenario, load_corpus
     from .shrink import shrink_schedule
 
-    adapter = virtual_factory(name)()
     t0 = time.perf_counter()
+    try:
+        adapter = virtual_factory(name)()
+    except UserError as e:  # e.g. Twisted not installed: an error row, the other rows still made
+        return Row(name, "", "virtual", "?", {c: "error" for c in COLUMNS}, {}, [], [f"adapter: {e}"], [])
     try:
         hello = adapter.hello()
         caps = hello.capabilities
@@ -279,6 +282,8 @@ def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Pat
         scheds = [rt.generate(k, tasks=tasks, slack_ms=slack_ms, tick_ms=tick) for k in range(runs)]
         rep = rt.run_schedules(adapter, scheds, slack_ms=slack_ms,
                                out_dir=None if cx_dir is None else cx_dir / _safe(adapter.name))
+    except UserError as e:  # the adapter hung, crashed or broke the protocol mid-run
+        return Row(name, "", "real-time", "?", {c: "error" for c in COLUMNS}, {}, [], [f"adapter: {e}"], [])
     finally:
         adapter.close()
     status = rep.prop_status()

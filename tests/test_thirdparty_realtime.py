@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,27 @@ def test_cli_usage_errors(capsys):
     assert main(["realtime", "--runs", "0"]) == 2
     err = capsys.readouterr().err
     assert "real-time implementations are" in err and "--runs must be >= 1" in err
+
+
+def test_broken_realtime_adapter_is_caught_saved_and_replayed(tmp_path, capsys):
+    fixture = Path(__file__).parent / "fixtures" / "rt_broken_adapter.py"
+    impl = f"cmd:{sys.executable} {fixture}"
+    j = tmp_path / "r.json"
+    assert main(["realtime", "--impl", impl, "--runs", "1", "--out", str(tmp_path / "cx"), "--json", str(j)]) == 1
+    props = json.loads(j.read_text())["properties"]
+    assert props["early"] == "fail" and props["cancel"] == "fail"
+    assert props["huge-delay"] == "pass" and props["delay<=0"] == "pass"
+    saved = list((tmp_path / "cx").glob("rt-broken-*.json"))
+    assert len(saved) == 1
+    j2 = tmp_path / "replay.json"
+    assert main(["realtime", "--impl", impl, "--schedule", str(saved[0]), "--out", str(tmp_path / "cx2"),
+                 "--json", str(j2)]) == 1
+    msgs = [f["message"] for r in json.loads(j2.read_text())["runs"] for f in r["failures"]]
+    assert any("before its deadline" in m for m in msgs) and any("although it was cancelled" in m for m in msgs)
+    assert "FAIL" in capsys.readouterr().out
+
+
+def test_realtime_adapter_that_declares_virtual_time_is_refused(capsys):
+    impl = f"cmd:{sys.executable} -m wheelspec.conformance.serve reference"
+    assert main(["realtime", "--impl", impl]) == 2
+    assert "declares virtual time" in capsys.readouterr().err
