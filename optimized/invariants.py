@@ -17,7 +17,8 @@ def _fail(what: str) -> None:
 
 def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
     """Buckets, chunks, delay queue, levels and task locations of an :class:`~.timer.ArrayTimer`."""
-    S, lv, bk, heap, tk, pool, cnext = timer.S, timer.lv, timer.bk, timer.heap, timer.tk, timer.pool, timer.cnext
+    S, lv, bk, heap, tk, pid, pexp, cnext = (timer.S, timer.lv, timer.bk, timer.heap, timer.tk, timer.pid,
+                                             timer.pexp, timer.cnext)
     W = int(S[L.WSIZE])
     nlev = int(S[L.NLEV])
     if S[L.ERROR]:
@@ -29,6 +30,8 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
         tick, cur = int(lv[lvl, L.LV_TICK]), int(lv[lvl, L.LV_CUR])
         if cur % tick:
             _fail(f"level {lvl} clock {cur} not a multiple of its tick {tick}")
+        if lv[lvl, L.LV_CVID] != cur // tick or lv[lvl, L.LV_CIDX] != (cur // tick) % W:
+            _fail(f"level {lvl}: cached clock bucket out of date")
         if lvl:
             if tick != lv[lvl - 1, L.LV_TICK] * W:
                 _fail(f"level {lvl} tick {tick} != W * tick below")
@@ -70,10 +73,11 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
                 _fail(f"bucket {b}: chunk {c} out of range")
             m = min(rem, L.CHUNK)
             slots = np.arange(c * L.CHUNK, c * L.CHUNK + m)
-            ids = pool[slots]
-            ok = tk[ids, L.T_LOC] == slots
-            for t in ids[ok].tolist():
-                e = int(tk[t, L.T_EXP])
+            ids = pid[slots]
+            ok = ids >= 0
+            if (tk[ids[ok]] != slots[ok]).any():
+                _fail(f"bucket {b}: a live slot's task does not point back at it")
+            for t, e in zip(ids[ok].tolist(), pexp[slots[ok]].tolist()):
                 if e // tick * tick != bexp or (e // tick) % W != idx:
                     _fail(f"task {t} (exp {e}) sits in bucket {b} with window {bexp}")
             live += int(ok.sum())
@@ -86,8 +90,10 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
         seen_chunks += chain
     if live != S[L.COUNT]:
         _fail(f"size {int(S[L.COUNT])} != live entries {live}")
-    if int((tk[:, L.T_LOC] >= 0).sum()) != live:
-        _fail("a task points at a slot that is not live")
+    loc = tk[tk >= 0]
+    ids = np.flatnonzero(tk >= 0)
+    if int((pid[loc] == ids).sum()) != live:
+        _fail("live slots != tasks whose location holds their id")
     # Free list length.
     c, free = int(S[L.FREE]), 0
     while c != -1:
@@ -125,5 +131,5 @@ def check_purgatory(p) -> None:  # type: ignore[no-untyped-def]
     # A completed operation never has a live timeout entry.
     done = np.flatnonzero(opt[:, PK.O_DONE])
     done = done[done < p.timer.capacity]
-    if (p.timer.tk[done, L.T_LOC] >= 0).any():
+    if any(p.timer.is_scheduled(op) for op in done.tolist()):
         _fail("a completed operation is still in the timer")

@@ -7,8 +7,9 @@ cheap to import.
 Timer (models Kafka's ``SystemTimer`` + ``TimingWheel`` + ``TimerTaskList`` + ``DelayQueue``):
 
 * ``S``     int64[S_LEN]            scalars (the slots named below).
-* ``lv``    int64[max_levels, 2]    one record per wheel level: its tick and its lazy clock
-                                    ``current_time``.  Level 0 exists from the start; level L+1 is
+* ``lv``    int64[max_levels, 4]    one record per wheel level: its tick, its lazy clock
+                                    ``current_time``, and (to place entries without dividing)
+                                    ``current_time // tick`` and that modulo W.  Level 0 exists from the start; level L+1 is
                                     created on demand (Kafka's overflow wheel) and ``S[NLEV]``
                                     counts the levels created so far.
 * ``bk``    int64[max_levels*W, 4]  one record per bucket (``TimerTaskList``): its expiration (-1:
@@ -16,19 +17,22 @@ Timer (models Kafka's ``SystemTimer`` + ``TimingWheel`` + ``TimerTaskList`` + ``
                                     many slots it has used (live entries and tombstones).
 * ``heap``  int64[max_levels*W+1]   the delay queue: bucket ids in a binary heap keyed by bucket
                                     expiration, sifted exactly like ``java.util.PriorityQueue``.
-* ``tk``    int64[capacity, 2]      one record per task id: its expiration and its *location*,
-                                    the pool slot holding its live entry (-1: not scheduled).  A
-                                    task *is* its entry: the id is the row.
-* ``pool``  int32[chunks*CHUNK]     bucket storage: per-bucket chains of fixed-size chunks of task
-                                    ids, in insertion order.  A slot ``s`` is live iff
-                                    ``tk[pool[s], T_LOC] == s``; cancel and re-add just move or clear
-                                    the task's location and leave a tombstone, which the bucket's
-                                    flush skips.  A flush therefore reads memory sequentially.
+* ``tk``    int64[capacity]         one *location* per task id: the pool slot of its entry (-1:
+                                    none).  A task *is* its entry: the id is the row.  The task is
+                                    scheduled iff ``tk[t] >= 0 and pid[tk[t]] == t``.
+* ``pid``   int32[chunks*CHUNK]     bucket storage: per-bucket chains of fixed-size chunks of
+* ``pexp``  int64[chunks*CHUNK]     slots, in insertion order; a slot holds a task id and its
+                                    expiration.  Cancel and re-add write -1 into the task's slot (a
+                                    tombstone) and the bucket's flush skips it; a flush clears every
+                                    slot it reads, so a fired task's stale location reads as "not
+                                    scheduled".
 * ``cnext`` int32[chunks]           next chunk of a chain (or of the free list), -1 at the end.
 
-Why chunks and tombstones rather than Kafka's doubly linked lists: a linked-list flush visits
-nodes at random addresses and measured 3-4 M fires/s here (memory latency bound); a chunked chain
-is read sequentially, and the only random access per entry is the task's own 16-byte record.
+Why chunks, tombstones and expirations in the slots rather than Kafka's doubly linked lists: a
+linked-list flush visits nodes at random addresses and measured 3-4 M fires/s here (memory
+latency bound).  Here a flush reads its chunks sequentially and touches no per-task record at
+all; only a cascading entry writes its new location (a store, which does not stall).  Memory:
+8 (location) + 4 + 8 (slot) = 20 bytes per pending timer, plus partly filled chunks.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ S_LEN = 16
 # -- lv columns -------------------------------------------------------------------------------------
 LV_TICK = 0
 LV_CUR = 1
+LV_CVID = 2    # current_time // tick
+LV_CIDX = 3    # (current_time // tick) % W: the bucket the clock stands in
 
 # -- bk columns -------------------------------------------------------------------------------------
 B_EXP = 0
@@ -63,10 +69,6 @@ B_HEAD = 1
 B_TAIL = 2
 B_NSLOTS = 3
 BK_COLS = 4
-
-# -- tk columns -------------------------------------------------------------------------------------
-T_EXP = 0
-T_LOC = 1
 
 # -- kernel status codes (why a kernel stopped early; the wrapper grows something and resumes) ----
 DONE = 0
@@ -106,35 +108,41 @@ def new_timer_arrays(tick_ms: int, wheel_size: int, start_ms: int, capacity: int
     S[WSIZE] = wheel_size
     S[NLEV] = 1
     S[MAXLEV] = maxlev
-    lv = np.zeros((maxlev, 2), np.int64)
+    lv = np.zeros((maxlev, 4), np.int64)
     lv[0, LV_TICK] = tick_ms
     lv[0, LV_CUR] = start_ms - start_ms % tick_ms
+    lv[0, LV_CVID] = start_ms // tick_ms
+    lv[0, LV_CIDX] = (start_ms // tick_ms) % wheel_size
     bk = np.full((nbuckets, BK_COLS), -1, np.int64)
     bk[:, B_NSLOTS] = 0
     heap = np.full(nbuckets + 1, -1, np.int64)
-    tk = np.full((capacity, 2), -1, np.int64)
-    pool = np.zeros(chunks * CHUNK, np.int32)
+    tk = np.full(capacity, -1, np.int64)
+    pid = np.full(chunks * CHUNK, -1, np.int32)
+    pexp = np.zeros(chunks * CHUNK, np.int64)
     cnext = np.arange(1, chunks + 1, dtype=np.int32)
     cnext[-1] = -1
     S[FREE] = 0
     S[NFREE] = chunks
-    return {"S": S, "lv": lv, "bk": bk, "heap": heap, "tk": tk, "pool": pool, "cnext": cnext}
+    return {"S": S, "lv": lv, "bk": bk, "heap": heap, "tk": tk, "pid": pid, "pexp": pexp, "cnext": cnext}
 
 
-def grow_chunks(S: np.ndarray, pool: np.ndarray, cnext: np.ndarray, at_least: int) -> tuple[np.ndarray, np.ndarray]:
+def grow_chunks(S: np.ndarray, pid: np.ndarray, pexp: np.ndarray, cnext: np.ndarray,
+                at_least: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The one place the chunk pool grows: at least double it, and put the new chunks on the free
-    list.  Returns the new ``(pool, cnext)``."""
+    list.  Returns the new ``(pid, pexp, cnext)``."""
     old = cnext.shape[0]
     new = max(2 * old, old + at_least, 16)
-    pool2 = np.empty(new * CHUNK, np.int32)
-    pool2[: old * CHUNK] = pool
+    pid2 = np.full(new * CHUNK, -1, np.int32)
+    pid2[: old * CHUNK] = pid
+    pexp2 = np.zeros(new * CHUNK, np.int64)
+    pexp2[: old * CHUNK] = pexp
     cnext2 = np.empty(new, np.int32)
     cnext2[:old] = cnext
     cnext2[old:new] = np.arange(old + 1, new + 1, dtype=np.int32)
     cnext2[new - 1] = S[FREE]  # the new chunks go in front of whatever is still free
     S[FREE] = old
     S[NFREE] += new - old
-    return pool2, cnext2
+    return pid2, pexp2, cnext2
 
 
 def grow_rows(a: np.ndarray, at_least: int, fill: int) -> np.ndarray:

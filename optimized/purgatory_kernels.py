@@ -7,7 +7,7 @@ Arrays (allocated and grown by :mod:`.purgatory`, which also validates every inp
 * ``opt`` int8[capacity, 3]   the operation table: completed flag (Kafka's atomic ``completed``),
                               completable flag (what ``tryComplete`` answers), in-use flag.  An
                               operation's timeout entry is the row of the same id in the
-                              purgatory's own :class:`~.timer.ArrayTimer` (``TS``/``ttk`` here).
+                              purgatory's own :class:`~.timer.ArrayTimer` (``TS``/``ttk``/``tpid`` here).
 * ``kt``  int64[keys, 3]      one watch list per dense key id: first entry, last entry, length.
 * ``we``  int64[entries, 2]   watch-list entries: operation id, next entry (-1: end).  Free entries
                               are chained through ``next`` from ``P[P_WFREE]``.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .layout import COUNT, T_LOC
+from .layout import COUNT
 
 # P slots
 P_EST = 0        # Kafka's estimatedTotalOperations
@@ -54,7 +54,7 @@ VIA_CANCELLED = 4   # cancel_for_key: listed, not completed
 VIAS = ("try", "check", "expire", "force", "cancelled")
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def watch_range(P, opt, kt, we, lg, ops, kstart, kids, tout):
     """``tryCompleteElseWatch`` for ``ops[i]`` with keys ``kids[kstart[i]:kstart[i+1]]``, first
     half: try (completes at once if completable: logged ``try``); else append the operation to
@@ -98,7 +98,7 @@ def watch_range(P, opt, kt, we, lg, ops, kstart, kids, tout):
     return m
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def expire_range(P, opt, lg, fired):
     """The timer ran these operations' timeouts (``DelayedOperation.run``): each that is not yet
     completed completes (``via`` expire; Kafka then calls ``onExpiration``)."""
@@ -113,8 +113,8 @@ def expire_range(P, opt, lg, fired):
     P[P_NLOG] = nlog
 
 
-@njit(cache=True, nogil=True)
-def check_range(P, opt, kt, we, lg, TS, ttk, kids, counts):
+@njit(cache=True, nogil=True, error_model="numpy")
+def check_range(P, opt, kt, we, lg, TS, ttk, tpid, kids, counts):
     """``checkAndComplete(key)`` for each key id: walk its list in watch order; drop completed
     operations; complete the completable ones (``via`` check: the completed flag is set and the
     timeout entry cancelled, as ``forceComplete`` does) and drop them; leave the rest.  An empty
@@ -140,8 +140,9 @@ def check_range(P, opt, kt, we, lg, TS, ttk, kids, counts):
                 drop = True
             elif opt[op, O_COMPLETABLE] != 0:
                 opt[op, O_DONE] = 1
-                if ttk[op, T_LOC] >= 0:
-                    ttk[op, T_LOC] = -1
+                s = ttk[op]
+                if s >= 0 and tpid[s] == op:
+                    tpid[s] = -1
                     TS[COUNT] -= 1
                 lg[nlog, 0] = op
                 lg[nlog, 1] = VIA_CHECK
@@ -173,8 +174,8 @@ def check_range(P, opt, kt, we, lg, TS, ttk, kids, counts):
     P[P_WATCHED] = watched
 
 
-@njit(cache=True, nogil=True)
-def cancel_key(P, kt, we, lg, TS, ttk, key):
+@njit(cache=True, nogil=True, error_model="numpy")
+def cancel_key(P, kt, we, lg, TS, ttk, tpid, key):
     """``cancelForKey(key)``: remove the key's whole list and cancel each listed operation's
     timeout entry; nothing completes, no callback runs, the operations stay in their other keys'
     lists.  The listed ids (in watch order, repeats included) go to the log.  Returns their number.
@@ -187,8 +188,9 @@ def cancel_key(P, kt, we, lg, TS, ttk, key):
     for _ in range(n):
         op = we[e, W_OP]
         nxt = we[e, W_NEXT]
-        if ttk[op, T_LOC] >= 0:
-            ttk[op, T_LOC] = -1
+        s = ttk[op]
+        if s >= 0 and tpid[s] == op:
+            tpid[s] = -1
             TS[COUNT] -= 1
         lg[nlog, 0] = op
         lg[nlog, 1] = VIA_CANCELLED
@@ -206,8 +208,8 @@ def cancel_key(P, kt, we, lg, TS, ttk, key):
     return n
 
 
-@njit(cache=True, nogil=True)
-def force_range(P, opt, lg, TS, ttk, ops, res):
+@njit(cache=True, nogil=True, error_model="numpy")
+def force_range(P, opt, lg, TS, ttk, tpid, ops, res):
     """``forceComplete()`` from outside for each op: wins iff not completed yet; the winner
     cancels the timeout entry and completes (``via`` force)."""
     nlog = P[P_NLOG]
@@ -217,8 +219,9 @@ def force_range(P, opt, lg, TS, ttk, ops, res):
             res[i] = 0
             continue
         opt[op, O_DONE] = 1
-        if ttk[op, T_LOC] >= 0:
-            ttk[op, T_LOC] = -1
+        s = ttk[op]
+        if s >= 0 and tpid[s] == op:
+            tpid[s] = -1
             TS[COUNT] -= 1
         lg[nlog, 0] = op
         lg[nlog, 1] = VIA_FORCE
@@ -227,7 +230,7 @@ def force_range(P, opt, lg, TS, ttk, ops, res):
     P[P_NLOG] = nlog
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def purge(P, opt, kt, we, nkeys, num_delayed, purge_interval):
     """The purge rule after a reaper step: if ``estimated - numDelayed > purgeInterval``, set
     ``estimated := numDelayed`` and drop completed operations from every watch list (recording

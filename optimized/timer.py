@@ -84,7 +84,8 @@ class ArrayTimer:
         self.bk: np.ndarray = arrays["bk"]
         self.heap: np.ndarray = arrays["heap"]
         self.tk: np.ndarray = arrays["tk"]
-        self.pool: np.ndarray = arrays["pool"]
+        self.pid: np.ndarray = arrays["pid"]
+        self.pexp: np.ndarray = arrays["pexp"]
         self.cnext: np.ndarray = arrays["cnext"]
         self.out = np.zeros((64, 2), np.int64)     # fired (id, exp), filled by kernels
         self.sids = np.zeros(64, np.int64)         # flush scratch: live ids of one bucket
@@ -128,7 +129,7 @@ class ArrayTimer:
     def cancel_many(self, ids: object) -> np.ndarray:
         ids_a = self._ids("ids", ids)
         res = np.empty(ids_a.shape[0], np.int8)
-        K.cancel_range(self.S, self.tk, ids_a, res)
+        K.cancel_range(self.S, self.tk, self.pid, ids_a, res)
         self._after()
         return res.astype(bool)
 
@@ -152,12 +153,18 @@ class ArrayTimer:
 
     def cancel(self, task_id: int) -> bool:
         t = check_range("task id", task_id, 0, self.tk.shape[0] - 1)
-        r = bool(K.cancel_one(self.S, self.tk, t))
+        r = bool(K.cancel_one(self.S, self.tk, self.pid, t))
         self._after()
         return r
 
     def is_scheduled(self, task_id: int) -> bool:
-        return bool(self.tk[task_id, L.T_LOC] >= 0)
+        s = int(self.tk[task_id])
+        return s >= 0 and int(self.pid[s]) == task_id
+
+    def nbytes(self) -> int:
+        """Bytes held by the timer's arrays (task table, chunk pool, buckets, heap, levels, buffers)."""
+        return sum(int(a.nbytes) for a in (self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp,
+                                             self.cnext, self.out, self.sids, self.sexps))
 
     # -- internals --------------------------------------------------------------------------------
     def _ids(self, name: str, ids: object) -> np.ndarray:
@@ -175,7 +182,7 @@ class ArrayTimer:
         i = 0
         n = ids.shape[0]
         while True:
-            i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.pool, self.cnext,
+            i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp, self.cnext,
                             self.out, ids, exps, i)
             self._check_error()
             if i >= n:
@@ -183,21 +190,21 @@ class ArrayTimer:
             # Ran out of chunks or output rows: grow whichever is short and resume at i.
             # Both grow by doubling: a batch of n adds needs far fewer than n chunks or rows.
             if self.S[L.NFREE] == 0:
-                self.pool, self.cnext = L.grow_chunks(self.S, self.pool, self.cnext, 1)
+                self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext, 1)
             if self.out.shape[0] == self.S[L.NOUT]:
                 self.out = L.grow_rows(self.out, int(self.S[L.NOUT]) + 1, 0)
         self._after()
 
     def _advance(self, now: int) -> None:
         while True:
-            status = K.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.pool, self.cnext,
+            status = K.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp, self.cnext,
                                self.out, self.sids, self.sexps, now)
             self._check_error()
             if status == L.DONE:
                 break
             need = int(self.S[L.NEED])
             if status == L.NEED_CHUNKS:
-                self.pool, self.cnext = L.grow_chunks(self.S, self.pool, self.cnext, need)
+                self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext, need)
             elif status == L.NEED_OUT:
                 self.out = L.grow_rows(self.out, int(self.S[L.NOUT]) + need, 0)
             elif status == L.NEED_SCRATCH:

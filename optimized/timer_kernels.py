@@ -9,31 +9,35 @@ Rules these kernels keep:
   state between two calls is always a consistent timer, so resuming is just calling again.
 * They trust their inputs: ids, delays and times are validated in Python before any call
   (:mod:`.timer`), which is what keeps every index in bounds.
-* Hot loops are flat.  The only helper called per *entry* is none: placement is one loop over a
-  range of entries (``_place_range``), called once per add batch and once per flushed bucket.
-  Helpers that take arrays (``_poll``, ``_advance_clock``) run once per bucket.
+* Hot loops are flat.  No helper is called per *entry*: placement is one loop over a range of
+  entries (``_place_range``), called once per add batch and once per flushed bucket.  Helpers
+  that take arrays (``_poll``, ``_advance_clock``) run once per bucket.
+* ``error_model="numpy"``: integer division by zero cannot happen here (ticks >= 1, W >= 2), and
+  without Python's zero check the divisions in the placement loop have no extra branch.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from .layout import (B_EXP, B_HEAD, B_NSLOTS, B_TAIL, CHUNK, COUNT, DONE, ERROR, FREE, HEAPN,
-                     LV_CUR, LV_TICK, MAXLEV, NEED, NEED_CHUNKS, NEED_OUT, NEED_SCRATCH, NFREE,
-                     NLEV, NOUT, T_EXP, T_LOC, WSIZE)
+from .layout import (B_EXP, B_HEAD, B_NSLOTS, B_TAIL, CHUNK, COUNT, DONE, FREE, HEAPN, LV_CIDX, LV_CUR,
+                     LV_CVID, LV_TICK, MAXLEV, NEED, NEED_CHUNKS, NEED_OUT, NEED_SCRATCH, NFREE, NLEV, NOUT, WSIZE)
 
 #: ``S[ERROR]`` codes: states the proofs say cannot happen; the wrapper raises if one is set.
 ERR_LEVELS = 1      # a new overflow level would exceed the level table
 ERR_HEAP = 2        # the delay queue would hold more entries than there are buckets
 
+JIT = dict(cache=True, nogil=True, error_model="numpy")
 
-@njit(cache=True, nogil=True)
-def _place_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, lo, hi):
+
+@njit(**JIT)
+def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, lo, hi, flushed):
     """Add the entries ``(ids[i], exps[i])`` for ``lo <= i < hi``, in order: Kafka's
     ``SystemTimer.addTimerTaskEntry`` + ``TimingWheel.add``.
 
-    Per entry: a live entry of the same task becomes a tombstone (re-add replaces); then, from
+    Per entry: a live entry of the same task becomes a tombstone (re-add replaces; skipped when
+    ``flushed``: entries re-added by a flush were just unlinked, and not reading their old slot
+    keeps the flush free of random reads); then, from
     level 0 up: ``exp < current_time + tick`` means due (written to ``out``: the timer runs it);
     ``exp < current_time + interval`` means bucket ``(exp // tick) % W`` of that level, whose
     window start becomes ``exp // tick * tick`` and which is offered to the delay queue only if
@@ -55,23 +59,31 @@ def _place_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, lo, hi):
     for i in range(lo, hi):
         t = ids[i]
         exp = exps[i]
-        if tk[t, T_LOC] >= 0:
-            tk[t, T_LOC] = -1
-            count -= 1
-        tk[t, T_EXP] = exp
+        if not flushed:
+            old = tk[t]
+            if old >= 0 and pid[old] == t:
+                pid[old] = -1
+                count -= 1
         level = 0
         while True:
             tick = lv[level, LV_TICK]
             cur = lv[level, LV_CUR]
             if exp < cur + tick:
-                # Due (or overdue): handed to the executor now, in this order.
+                # Due (or overdue): handed to the executor now, in this order.  The task keeps no
+                # location: its old slot (if any) is already dead.
                 out[nout, 0] = t
                 out[nout, 1] = exp
                 nout += 1
                 break
             if exp < cur + tick * W:
-                vid = exp // tick
-                b = level * W + vid % W
+                # The bucket is (exp // tick) % W.  It is found from the clock's own bucket, as
+                # exp // tick is less than W windows ahead of it, so no modulo is needed; and
+                # with tick 1 (Kafka's default for level 0) no division either.
+                vid = exp if tick == 1 else exp // tick
+                idx = lv[level, LV_CIDX] + (vid - lv[level, LV_CVID])
+                if idx >= W:
+                    idx -= W
+                b = level * W + idx
                 ns = bk[b, B_NSLOTS]
                 if ns % CHUNK == 0:
                     # The bucket's tail chunk is full (or it has none): take a free chunk.
@@ -85,9 +97,10 @@ def _place_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, lo, hi):
                         cnext[bk[b, B_TAIL]] = c
                     bk[b, B_TAIL] = c
                 s = bk[b, B_TAIL] * CHUNK + ns % CHUNK
-                pool[s] = t
+                pid[s] = t
+                pexp[s] = exp
                 bk[b, B_NSLOTS] = ns + 1
-                tk[t, T_LOC] = s
+                tk[t] = s
                 count += 1
                 bexp = vid * tick
                 if bk[b, B_EXP] != bexp:
@@ -95,7 +108,7 @@ def _place_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, lo, hi):
                     # i.e. the wheel has advanced and the previous buckets gets reused" (Kafka).
                     bk[b, B_EXP] = bexp
                     if heapn >= heapcap:
-                        S[ERROR] = 2
+                        S[10] = ERR_HEAP
                         break
                     # java.util.PriorityQueue.siftUp, comparing expirations only.
                     k = heapn
@@ -112,11 +125,13 @@ def _place_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, lo, hi):
             if level + 1 == nlev:
                 # Kafka's addOverflowWheel: tick = this interval, start = this clock.
                 if nlev >= maxlev:
-                    S[ERROR] = 1
+                    S[10] = ERR_LEVELS
                     break
                 ntick = tick * W
                 lv[nlev, LV_TICK] = ntick
                 lv[nlev, LV_CUR] = cur - cur % ntick
+                lv[nlev, LV_CVID] = cur // ntick
+                lv[nlev, LV_CIDX] = (cur // ntick) % W
                 nlev += 1
             level += 1
     S[NLEV] = nlev
@@ -127,8 +142,8 @@ def _place_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, lo, hi):
     S[NOUT] = nout
 
 
-@njit(cache=True, nogil=True)
-def add_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, start):
+@njit(**JIT)
+def add_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, start):
     """Add entries ``start..len(ids)-1``; return how far it got (``len(ids)`` when done).  Stops
     early, with ``S[NEED]`` set, when chunks or output rows run out."""
     n = ids.shape[0]
@@ -143,14 +158,14 @@ def add_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, start):
         if k <= 0:
             S[NEED] = n - i
             return i
-        _place_range(S, lv, bk, heap, tk, pool, cnext, out, ids, exps, i, i + k)
-        if S[ERROR] != 0:
+        _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, i, i + k, False)
+        if S[10] != 0:
             return i
         i += k
     return n
 
 
-@njit(cache=True, nogil=True)
+@njit(**JIT)
 def _poll(S, bk, heap):
     """``java.util.PriorityQueue.poll``: remove the head, sift the last element down from the root
     (comparing expirations only, left child on ties, exactly as the JDK does)."""
@@ -176,12 +191,16 @@ def _poll(S, bk, heap):
         heap[k] = x
 
 
-@njit(cache=True, nogil=True)
+@njit(**JIT)
 def _advance_clock(S, lv, time_ms):
     """``TimingWheel.advanceClock``: move level 0's clock to ``time_ms`` rounded down to its tick if
     that is at least one tick ahead, then offer the new clock to the next level, and so on."""
+    W = S[WSIZE]
     if time_ms >= lv[0, LV_CUR] + lv[0, LV_TICK]:
-        lv[0, LV_CUR] = time_ms - time_ms % lv[0, LV_TICK]
+        tick = lv[0, LV_TICK]
+        lv[0, LV_CUR] = time_ms - time_ms % tick
+        lv[0, LV_CVID] = time_ms // tick
+        lv[0, LV_CIDX] = (time_ms // tick) % W
         level = 1
         nlev = S[NLEV]
         while level < nlev:
@@ -189,13 +208,15 @@ def _advance_clock(S, lv, time_ms):
             tick = lv[level, LV_TICK]
             if below >= lv[level, LV_CUR] + tick:
                 lv[level, LV_CUR] = below - below % tick
+                lv[level, LV_CVID] = below // tick
+                lv[level, LV_CIDX] = (below // tick) % W
                 level += 1
             else:
                 break
 
 
-@njit(cache=True, nogil=True)
-def advance(S, lv, bk, heap, tk, pool, cnext, out, sids, sexps, now):
+@njit(**JIT)
+def advance(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, now):
     """Kafka's ``SystemTimer.advanceClock`` on a manual clock reading ``now``: while the delay
     queue's head bucket is due (``expiration - now <= 0``): poll it, advance the wheels' clocks to
     its expiration, and flush it (every live entry, in insertion order, is re-added: it cascades to
@@ -223,7 +244,10 @@ def advance(S, lv, bk, heap, tk, pool, cnext, out, sids, sexps, now):
             return NEED_CHUNKS
         _poll(S, bk, heap)
         _advance_clock(S, lv, e)
-        # Flush: gather the live entries in insertion order (sequential walk over the chunks).
+        # Flush: gather the live entries in insertion order.  This reads the chunks sequentially
+        # and touches no per-task record: a slot holds its task's id and expiration, and a dead
+        # slot holds -1.  Each slot is cleared as it is read, so a task whose location still
+        # points here is seen as not scheduled.
         k = 0
         rem = ns
         c = bk[b, B_HEAD]
@@ -231,13 +255,12 @@ def advance(S, lv, bk, heap, tk, pool, cnext, out, sids, sexps, now):
         while rem > 0:
             m = rem if rem < CHUNK else CHUNK
             base = c * CHUNK
-            for j in range(m):
-                s = base + j
-                t = pool[s]
-                if tk[t, T_LOC] == s:
-                    tk[t, T_LOC] = -1
+            for s in range(base, base + m):
+                t = pid[s]
+                if t >= 0:
+                    pid[s] = -1
                     sids[k] = t
-                    sexps[k] = tk[t, T_EXP]
+                    sexps[k] = pexp[s]
                     k += 1
             rem -= m
             last = c
@@ -252,33 +275,37 @@ def advance(S, lv, bk, heap, tk, pool, cnext, out, sids, sexps, now):
         bk[b, B_HEAD] = -1
         bk[b, B_TAIL] = -1
         bk[b, B_NSLOTS] = 0
-        _place_range(S, lv, bk, heap, tk, pool, cnext, out, sids, sexps, 0, k)
-        if S[ERROR] != 0:
+        _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, 0, k, True)
+        if S[10] != 0:
             return DONE
     return DONE
 
 
-@njit(cache=True, nogil=True)
-def cancel_range(S, tk, ids, res):
-    """``TimerTask.cancel`` for each id: unlink its live entry (leaving a tombstone); ``res[i]`` is
-    1 iff a live entry was unlinked."""
+@njit(**JIT)
+def cancel_range(S, tk, pid, ids, res):
+    """``TimerTask.cancel`` for each id: unlink its live entry (its slot becomes a tombstone);
+    ``res[i]`` is 1 iff a live entry was unlinked."""
     count = S[COUNT]
     for i in range(ids.shape[0]):
         t = ids[i]
-        if tk[t, T_LOC] >= 0:
-            tk[t, T_LOC] = -1
+        s = tk[t]
+        if s >= 0 and pid[s] == t:
+            pid[s] = -1
             count -= 1
             res[i] = 1
         else:
             res[i] = 0
+        tk[t] = -1
     S[COUNT] = count
 
 
-@njit(cache=True, nogil=True)
-def cancel_one(S, tk, t):
+@njit(**JIT)
+def cancel_one(S, tk, pid, t):
     """``TimerTask.cancel`` for one id; True iff a live entry was unlinked."""
-    if tk[t, T_LOC] >= 0:
-        tk[t, T_LOC] = -1
+    s = tk[t]
+    tk[t] = -1
+    if s >= 0 and pid[s] == t:
+        pid[s] = -1
         S[COUNT] -= 1
         return True
     return False

@@ -99,7 +99,7 @@ def test_batch_and_per_op_leave_identical_arrays(program: tuple) -> None:
     a_out, a = run_batch(tick, wheel, start, stages)
     b_out, b = run_batch(tick, wheel, start, stages, per_op=True)
     assert a_out == b_out
-    for name in ("S", "lv", "bk", "heap", "tk"):
+    for name in ("S", "lv", "bk", "heap", "tk", "pid", "pexp"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
