@@ -128,10 +128,11 @@ def new_timer_arrays(tick_ms: int, wheel_size: int, start_ms: int, capacity: int
 
 def grow_chunks(S: np.ndarray, pid: np.ndarray, pexp: np.ndarray, cnext: np.ndarray,
                 at_least: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The one place the chunk pool grows: at least double it, and put the new chunks on the free
-    list.  Returns the new ``(pid, pexp, cnext)``."""
+    """The one place the chunk pool grows: by ``at_least`` chunks and by at least half its size
+    (1.5x keeps the slack, which counts against bytes per pending timer, at a third at most), and
+    put the new chunks on the free list.  Returns the new ``(pid, pexp, cnext)``."""
     old = cnext.shape[0]
-    new = max(2 * old, old + at_least, 16)
+    new = old + max(at_least, old // 2, 16)
     pid2 = np.full(new * CHUNK, -1, np.int32)
     pid2[: old * CHUNK] = pid
     pexp2 = np.zeros(new * CHUNK, np.int64)

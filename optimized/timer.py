@@ -78,7 +78,7 @@ class ArrayTimer:
         self.debug = debug_default() if debug is None else bool(debug)
         self._now = start_ms
         arrays = L.new_timer_arrays(tick_ms, wheel_size, start_ms, capacity,
-                                    chunks=max(64, 2 * L.max_levels(tick_ms, wheel_size) * wheel_size))
+                                    chunks=64)
         self.S: np.ndarray = arrays["S"]
         self.lv: np.ndarray = arrays["lv"]
         self.bk: np.ndarray = arrays["bk"]
@@ -118,12 +118,21 @@ class ArrayTimer:
 
     # -- batch API --------------------------------------------------------------------------------
     def add_many(self, ids: object, delays: object) -> tuple[np.ndarray, np.ndarray]:
-        ids_a = self._ids("ids", ids)
+        ids_a = as_int_array("ids", ids)
         d = as_int_array("delays", delays)
         if d.shape[0] != ids_a.shape[0]:
             raise ValueError(f"ids and delays differ in length: {ids_a.shape[0]} != {d.shape[0]}")
-        check_bounds("delays", d, MIN_DELAY_MS, MAX_DELAY_MS)
-        self._add(ids_a, d + self._now)
+        # One compiled pass checks every id and delay and computes the expirations; it touches
+        # nothing but these arrays, and the timer's kernels run only if it found nothing wrong.
+        exps = np.empty_like(d)
+        bad = int(K.validate_adds(ids_a, d, self._now, self.tk.shape[0], MIN_DELAY_MS, MAX_DELAY_MS, exps))
+        if bad >= 0:
+            n = ids_a.shape[0]
+            if bad < n:
+                raise RangeError(f"ids[{bad}]={int(ids_a[bad])} is outside the allowed range [0, {self.tk.shape[0] - 1}]")
+            raise RangeError(f"delays[{bad - n}]={int(d[bad - n])} is outside the allowed range "
+                             f"[{MIN_DELAY_MS}, {MAX_DELAY_MS}]")
+        self._add(ids_a, exps)
         return self._take_out()
 
     def cancel_many(self, ids: object) -> np.ndarray:
@@ -181,6 +190,14 @@ class ArrayTimer:
     def _add(self, ids: np.ndarray, exps: np.ndarray) -> None:
         i = 0
         n = ids.shape[0]
+        if n > L.CHUNK:
+            # A large batch: reserve what it will most likely use (its entries in full chunks,
+            # plus a partly filled chunk per bucket it may touch) in one step, rather than
+            # growing repeatedly; the kernel still stops and asks if that was not enough.
+            want = n // L.CHUNK + min(n, int(self.S[L.MAXLEV]) * self.wheel_size, 4096)
+            if self.S[L.NFREE] < want:
+                self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext,
+                                                                want - int(self.S[L.NFREE]))
         while True:
             i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp, self.cnext,
                             self.out, ids, exps, i)

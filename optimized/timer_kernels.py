@@ -309,3 +309,21 @@ def cancel_one(S, tk, pid, t):
         S[COUNT] -= 1
         return True
     return False
+
+
+@njit(**JIT)
+def validate_adds(ids, delays, now, capacity, lo, hi, exps):
+    """One pass over a batch before it is added: returns the first position whose id is outside
+    ``[0, capacity)`` (as ``i``) or whose delay is outside ``[lo, hi]`` (as ``n + i``), or -1; and
+    writes ``exps = delays + now`` on the way.  It only reads and writes within the arrays' own
+    lengths (the caller checked that they are equal), so it is safe on any input."""
+    n = ids.shape[0]
+    for i in range(n):
+        t = ids[i]
+        if t < 0 or t >= capacity:
+            return i
+        d = delays[i]
+        if d < lo or d > hi:
+            return n + i
+        exps[i] = d + now
+    return -1
