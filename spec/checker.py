@@ -606,7 +606,8 @@ def check_history(history: Iterable[Any], profile: Profile, *, purgatory_profile
     judge = _Judge(profile, purgatory_profile or profile, stop_at_first)
     violations = judge.run(events)
     verdict = Verdict(not violations, violations)
-    if z3:
-        # The Z3 layer (confirmation and unsat-core explanations) lands in the next commit.
-        raise NotImplementedError("check_history(z3=True): the Z3 layer is not written yet")
+    if violations or z3:
+        from .checker_z3 import confirm  # z3 is imported only here
+
+        confirm(verdict, events, profile, purgatory_profile or profile, full=z3)
     return verdict

@@ -131,3 +131,44 @@ def test_violation_and_verdict_shapes():
     assert isinstance(v, Verdict) and isinstance(v.violations[0], Violation)
     assert v.violations[0].indices == (0, 1)
     assert "all" in check_history([], K1).explain([])
+
+
+# -- the Z3 layer ---------------------------------------------------------------------------------
+from wheelspec.spec.checker_z3 import ENCODED  # noqa: E402
+
+Z3_CASES = [c for c in CASES if c[4] in ENCODED]
+
+
+@pytest.mark.parametrize("name,prof,good,bad,prop,words", Z3_CASES, ids=[c[0] for c in Z3_CASES])
+def test_z3_confirms_the_violation_and_gives_a_minimal_core(name, prof, good, bad, prop, words):
+    from wheelspec.spec.checker import _Judge
+
+    fast = [v for v in _Judge(prof, prof, False).run(bad) if v.prop == prop][0]
+    verdict = check_history(bad, prof)
+    v = next(v for v in verdict.violations if v.prop == prop)
+    assert any(n.startswith(f"z3: {prop} confirmed") for n in verdict.z3_notes), verdict.z3_notes
+    assert v.indices and v.message == fast.message
+    # the core names only events of the violation's window, at least one the fast path named
+    assert set(v.indices) & set(fast.indices)
+    assert min(v.indices) >= min(fast.indices) - 2 and max(v.indices) <= max(fast.indices) + 1
+
+
+def test_z3_core_drops_events_that_do_not_matter():
+    # The add is not needed to see that a fire at 1009 of exp 1015 is early under tick 10.
+    bad = [A(1000, 7, 15, 1015), O(1000, "size", 1), F(1009, 7, 1015), V(1009)]
+    v = check_history(bad, K10).violations[0]
+    assert v.prop == "no-early-fire" and v.indices == (2,)
+
+
+def test_z3_full_mode_agrees_on_passing_histories():
+    for name, prof, good, *_ in CASES:
+        verdict = check_history(good, prof, z3=True)
+        assert verdict.ok, (name, verdict.explain(good))
+        assert any("re-judged" in n for n in verdict.z3_notes)
+
+
+def test_properties_not_encoded_in_z3_say_so():
+    bad = [A(0, 1, 5, 5), O(0, "size", 2)]
+    verdict = check_history(bad, K1)
+    assert "z3: size not-encoded (judged by the fast path only)" in verdict.z3_notes
+    assert "not-encoded" in verdict.explain(bad)

@@ -105,3 +105,11 @@ def test_optimized_histories_pass_the_checker(scenario):
     history, prof = run(sim_cls, scenario)
     verdict = check_history(history, prof)
     assert verdict.ok, verdict.explain(history)
+
+
+@settings(max_examples=examples(15, 60))
+@given(scenarios())
+def test_z3_rejudges_reference_histories_without_disagreement(scenario):
+    history, prof = run(ReferenceSimulation, scenario)
+    verdict = check_history(history, prof, z3=True)
+    assert verdict.ok, verdict.explain(history)

@@ -1,0 +1,411 @@
+"""The Z3 layer of the history checker: confirm a violation and explain it minimally.
+
+For a violation the fast path (:mod:`.checker`) reports, this module takes a *window* of events
+(the violation's events plus every event of the same task or operation between them), asserts
+each event's fields as facts under one label per event (``e17: kind@17 = fire, now@17 = 1009,
+exp@17 = 1015, ...``), and asserts the property as a constraint over those symbolic fields.
+Unsatisfiable means the events really violate the property; the unsat core, minimised, is the
+smallest set of events that does, and it replaces the violation's ``indices``.
+
+The property encodings (each mirrors the fast path's predicate):
+
+* ``no-early-fire`` / ``late-fire``: every fire in the window has ``now >= earliest(exp)`` (kafka:
+  ``exp = q*tick + r, 0 <= r < tick``, earliest ``q*tick``; strict: exp; strict-gt: exp + 1 unless
+  an add of the same task and expiration with delay <= 0 follows it in the window), resp.
+  ``now - exp <= lateness``;
+* ``fire-once`` / ``no-fire-after-cancel``: for each fire, the latest event of its task before it
+  among {schedule-making add, cancel, fire} is an add with the fire's expiration (a cancel,
+  an earlier fire of that add, or a re-add in between breaks it);
+* ``no-lost-task``: an add whose window must have started by the advance is ended (fired,
+  cancelled, re-added) by some event of its task before that advance;
+* ``complete-once``: no two completes of one op; ``expire-rule``: an expire follows a complete of
+  the same op via expire, and such a complete is followed by its expire;
+* ``no-early-expire`` / ``no-lost-operation``: as for fires, with deadline = watch now + delay;
+  a lost operation is one with no complete or cancelForKey of it before the advance;
+* ``check-count`` / ``watch-result`` / ``force-result``: the result equals the count (existence)
+  of completes via check (try / force of that op) in the window;
+* ``well-formed``: the clock does not go back, ``exp = now + delay``.
+
+The remaining properties (size, cancel-result, complete-context, no-lost-wakeup,
+cancel-for-key-result, num-delayed) are judged by the fast path only; the verdict says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import z3
+
+from . import events as ev
+from .profiles import Profile
+
+KINDS = {cls: i for i, cls in enumerate((ev.Add, ev.Fire, ev.Cancel, ev.Advance, ev.Observe, ev.Complete,
+                                         ev.Expire, ev.TryCompleteElseWatch, ev.SetCompletable,
+                                         ev.CheckAndComplete, ev.CancelForKey, ev.ForceComplete, ev.Purge))}
+VIA = {"try": 0, "check": 1, "expire": 2, "force": 3}
+ENCODED = ("well-formed", "no-early-fire", "late-fire", "fire-once", "no-fire-after-cancel", "no-lost-task",
+           "complete-once", "expire-rule", "no-early-expire", "no-lost-operation", "check-count",
+           "watch-result", "force-result")
+
+
+class _Window:
+    """Symbolic fields of the events in a window, each event's facts under its own label."""
+
+    def __init__(self, events: list[Any], indices: list[int]) -> None:
+        self.events = events
+        self.idx = sorted(set(i for i in indices if 0 <= i < len(events)))
+        self.labels: dict[int, z3.BoolRef] = {}
+        self.facts: list[z3.BoolRef] = []
+        #: the operation ids the window's events name (cancelForKey facts are stated for these)
+        self.ops = sorted({events[i].op for i in self.idx if hasattr(events[i], "op")})
+        for i in self.idx:
+            lab = z3.Bool(f"e{i}")
+            self.labels[i] = lab
+            e = events[i]
+            vals = {"kind": KINDS[type(e)], "now": e.now}
+            for f in ("task", "op", "exp", "delay", "completed"):
+                if hasattr(e, f):
+                    vals["id" if f in ("task", "op") else ("value" if f == "completed" else f)] = getattr(e, f)
+            if hasattr(e, "via"):
+                vals["via"] = VIA.get(e.via, -1)
+            if hasattr(e, "result"):
+                vals["value"] = int(e.result)
+            if hasattr(e, "pending"):
+                vals["value"] = int(e.pending)
+            if isinstance(e, ev.CancelForKey):
+                for op in self.ops:  # which of the window's operations it cancelled
+                    vals[f"names{op}"] = int(op in e.ops)
+            for name, v in vals.items():
+                self.facts.append(z3.Implies(lab, self.f(name, i) == v))
+
+    def closing(self, j: int) -> int:
+        """The index of the request whose result closes the window event ``j`` is in."""
+        k = j
+        while k < len(self.events) and isinstance(self.events[k], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+            k += 1
+        return k
+
+    def cancels(self, k: int, c: int) -> z3.BoolRef:
+        """Event ``k`` is a cancelForKey that named the operation of event ``c``."""
+        return z3.And(self.kind(k, ev.CancelForKey),
+                      z3.Or([z3.And(self.f("id", c) == op, self.f(f"names{op}", k) == 1) for op in self.ops]
+                            or [z3.BoolVal(False)]))
+    @staticmethod
+    def f(name: str, i: int) -> z3.ArithRef:
+        return z3.Int(f"{name}@{i}")
+
+    def kind(self, i: int, cls: type) -> z3.BoolRef:
+        return self.f("kind", i) == KINDS[cls]
+
+
+def _earliest(p: Profile, x: z3.ArithRef, tag: str, side: list[z3.BoolRef]) -> z3.ArithRef:
+    if p.name == "kafka":
+        q, r = z3.Int(f"q_{tag}"), z3.Int(f"r_{tag}")
+        side += [x == q * p.tick + r, 0 <= r, r < p.tick]
+        return q * p.tick
+    return x if p.name == "strict" else x + 1
+
+
+def _fire_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+    """no-early-fire (and late-fire): every fire of the window is allowed by ``p``."""
+    out = []
+    for j in w.idx:
+        ok = w.f("now", j) >= _earliest(p, w.f("exp", j), f"f{j}", side)
+        if p.lateness_ms is not None:
+            ok = z3.And(ok, w.f("now", j) - w.f("exp", j) <= p.lateness_ms)
+        if p.fires_nonpositive_in_add():
+            ok = z3.Or(ok, _in_add(w, j))
+        out.append(z3.Implies(w.kind(j, ev.Fire), ok))
+    return z3.And(out)
+
+
+def _in_add(w: _Window, j: int, nonpositive: bool = True) -> z3.BoolRef:
+    """Fire ``j`` happened inside the add of the same task and expiration whose result closes its
+    window (``nonpositive``: and that add's delay is <= 0, strict-gt's synchronous run)."""
+    a = w.closing(j)
+    if a not in w.labels:
+        return z3.BoolVal(False)
+    cond = [w.kind(a, ev.Add), w.f("id", a) == w.f("id", j), w.f("exp", a) == w.f("exp", j)]
+    if nonpositive:
+        cond.append(w.f("delay", a) <= 0)
+    return z3.And(cond)
+
+
+def _sched(w: _Window, p: Profile, a: int) -> z3.BoolRef:
+    """Event ``a`` makes a schedule (strict-gt: an add with delay <= 0 makes none)."""
+    if p.fires_nonpositive_in_add():
+        return z3.And(w.kind(a, ev.Add), w.f("delay", a) > 0)
+    return w.kind(a, ev.Add)
+
+
+def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
+    """fire-once / no-fire-after-cancel: the latest add/cancel/fire of the fired task before each
+    fire is a schedule-making add with that fire's expiration."""
+    out = []
+    for j in w.idx:
+        same = [a for a in w.idx if a < j]
+
+        def touches(a: int) -> z3.BoolRef:
+            return z3.And(w.f("id", a) == w.f("id", j),
+                          z3.Or(_sched(w, p, a), w.kind(a, ev.Cancel), z3.And(w.kind(a, ev.Fire), z3.Not(_in_add(w, a)))))
+
+        cases = []
+        for a in same:
+            later_quiet = z3.And([z3.Not(touches(b)) for b in same if b > a] or [z3.BoolVal(True)])
+            cases.append(z3.And(touches(a), later_quiet, _sched(w, p, a), w.f("exp", a) == w.f("exp", j)))
+        allowed = z3.Or(cases) if cases else z3.BoolVal(False)
+        # a fire inside the add that made the schedule (it precedes that add's result event)
+        allowed = z3.Or(allowed, _in_add(w, j, nonpositive=p.fires_nonpositive_in_add()))
+        out.append(z3.Implies(w.kind(j, ev.Fire), allowed))
+    return z3.And(out)
+
+
+def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+    """no-lost-task: each schedule is ended before any advance by which it must have fired."""
+    out = []
+    for a in w.idx:
+        for v in w.idx:
+            if v <= a:
+                continue
+            ended = [z3.And(w.f("id", b) == w.f("id", a), z3.Or(z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a)),
+                                                                  w.kind(b, ev.Cancel), w.kind(b, ev.Add)))
+                     for b in w.idx if a < b < v]
+            due = _earliest(p, w.f("exp", a), f"l{a}_{v}", side) <= w.f("now", v)
+            out.append(z3.Implies(z3.And(_sched(w, p, a), w.kind(v, ev.Advance), due),
+                                  z3.Or(ended) if ended else z3.BoolVal(False)))
+        if p.fires_nonpositive_in_add():  # strict-gt: delay <= 0 runs inside the add, just before it
+            ran = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", a), w.f("exp", f) == w.f("exp", a))
+                   for f in w.idx if f < a]
+            out.append(z3.Implies(z3.And(w.kind(a, ev.Add), w.f("delay", a) <= 0),
+                                  z3.Or(ran) if ran else z3.BoolVal(False)))
+    return z3.And(out) if out else z3.BoolVal(True)
+
+
+def _complete_once(w: _Window) -> z3.BoolRef:
+    pairs = [z3.Not(z3.And(w.kind(a, ev.Complete), w.kind(b, ev.Complete), w.f("id", a) == w.f("id", b)))
+             for a in w.idx for b in w.idx if a < b]
+    return z3.And(pairs) if pairs else z3.BoolVal(True)
+
+
+def _expire_rule(w: _Window) -> z3.BoolRef:
+    out = []
+    for i in w.idx:
+        if i - 1 in w.labels:
+            out.append(z3.Implies(w.kind(i, ev.Expire), z3.And(w.kind(i - 1, ev.Complete), w.f("id", i - 1) == w.f("id", i),
+                                                              w.f("via", i - 1) == VIA["expire"])))
+        elif i - 1 < 0:
+            out.append(z3.Not(w.kind(i, ev.Expire)))
+        nxt = i + 1
+        completes_by_timer = z3.And(w.kind(i, ev.Complete), w.f("via", i) == VIA["expire"])
+        for k in w.idx:
+            if k < i:  # a timeout never completes an operation whose timer entry was cancelled
+                out.append(z3.Not(z3.And(completes_by_timer, w.cancels(k, i))))
+        if nxt in w.labels:
+            out.append(z3.Implies(completes_by_timer, z3.And(w.kind(nxt, ev.Expire), w.f("id", nxt) == w.f("id", i))))
+        elif nxt >= len(w.events):
+            out.append(z3.Not(completes_by_timer))
+    return z3.And(out) if out else z3.BoolVal(True)
+
+
+def _expire_time(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+    out = []
+    for a in w.idx:
+        for c in w.idx:
+            if c <= a:
+                continue
+            deadline = w.f("now", a) + w.f("delay", a)
+            ok = w.f("now", c) >= _earliest(p, deadline, f"x{a}_{c}", side)
+            if p.fires_nonpositive_in_add():
+                ok = z3.Or(ok, z3.And(w.f("delay", a) <= 0, w.f("now", c) == w.f("now", a)))
+            out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.kind(c, ev.Complete),
+                                         w.f("id", c) == w.f("id", a), w.f("via", c) == VIA["expire"]), ok))
+    return z3.And(out) if out else z3.BoolVal(True)
+
+
+def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+    out = []
+    for a in w.idx:
+        for v in w.idx:
+            if v <= a:
+                continue
+            ended = [z3.And(w.kind(b, ev.Complete), w.f("id", b) == w.f("id", a)) for b in w.idx if a < b < v]
+            ended += [w.cancels(b, a) for b in w.idx if a < b < v]
+            due = _earliest(p, w.f("now", a) + w.f("delay", a), f"o{a}_{v}", side) <= w.f("now", v)
+            out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("value", a) == 0,
+                                         w.kind(v, ev.Advance), due),
+                                  z3.Or(ended) if ended else z3.BoolVal(False)))
+    return z3.And(out) if out else z3.BoolVal(True)
+
+
+def _count_rule(w: _Window, result_cls: type, via: str, same_op: bool) -> z3.BoolRef:
+    out = []
+    for r in w.idx:
+        before = [c for c in w.idx if c < r]
+        hits = [z3.If(z3.And(w.kind(c, ev.Complete), w.f("via", c) == VIA[via],
+                             *( [w.f("id", c) == w.f("id", r)] if same_op else [])), 1, 0) for c in before]
+        total = z3.Sum(hits) if hits else z3.IntVal(0)
+        if result_cls is ev.CheckAndComplete:
+            ok = w.f("value", r) == total
+        else:
+            ok = (w.f("value", r) == 1) == (total >= 1)
+        out.append(z3.Implies(w.kind(r, result_cls), ok))
+    return z3.And(out) if out else z3.BoolVal(True)
+
+
+def _well_formed(w: _Window) -> z3.BoolRef:
+    out = [w.f("now", a) <= w.f("now", b) for a in w.idx for b in w.idx if a < b]
+    out += [z3.Implies(w.kind(i, ev.Add), w.f("exp", i) == w.f("now", i) + w.f("delay", i)) for i in w.idx]
+    return z3.And(out) if out else z3.BoolVal(True)
+
+
+def _window(events: list[Any], indices: tuple[int, ...], key: Callable[[Any], Any] | None) -> list[int]:
+    """The violation's events plus, between the first and the last, every event ``key`` selects."""
+    if not indices:
+        return []
+    lo, hi = min(indices), max(indices)
+    out = set(indices)
+    if key is not None:
+        for i in range(lo, hi + 1):
+            if key(events[i]):
+                out.add(i)
+    return sorted(out)
+
+
+def _entity(e: Any) -> tuple[str, int] | None:
+    if isinstance(e, (ev.Add, ev.Fire, ev.Cancel)):
+        return ("task", e.task)
+    if isinstance(e, (ev.Complete, ev.Expire, ev.TryCompleteElseWatch, ev.ForceComplete)):
+        return ("op", e.op)
+    return None
+
+
+def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, pp: Profile
+           ) -> tuple[_Window, z3.BoolRef, list[z3.BoolRef]] | None:
+    """(window, property constraint, side conditions) for one violation, or None if not encoded."""
+    if prop not in ENCODED:
+        return None
+    ents = {_entity(events[i]) for i in indices if 0 <= i < len(events)} - {None}
+    side: list[z3.BoolRef] = []
+    if prop in ("check-count", "watch-result", "force-result"):
+        lo = min(indices)
+        # the request's window: the caused events since the previous request result
+        while lo > 0 and isinstance(events[lo - 1], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+            lo -= 1
+        idx = list(range(lo, max(indices) + 1))
+        w = _Window(events, idx)
+        cls = {"check-count": ev.CheckAndComplete, "watch-result": ev.TryCompleteElseWatch,
+               "force-result": ev.ForceComplete}[prop]
+        via = {"check-count": "check", "watch-result": "try", "force-result": "force"}[prop]
+        return w, _count_rule(w, cls, via, prop != "check-count"), side
+    key = (lambda e: _entity(e) in ents) if ents else None
+    idx = _window(events, indices, key)
+    if prop in ("no-lost-operation", "expire-rule"):
+        ops = {i for kind, i in ents if kind == "op"}
+        for i in range(min(indices), max(indices) + 1):
+            e = events[i]
+            if isinstance(e, ev.CancelForKey) and ops & set(e.ops):
+                idx.append(i)
+    if prop == "expire-rule":  # the neighbours say whether Complete and Expire are adjacent
+        idx += [j for i in indices for j in (i - 1, i + 1) if 0 <= j < len(events)]
+    if prop == "no-lost-task" and p.fires_nonpositive_in_add():
+        lo = min(indices)  # the request's caused events: where an in-add fire would be
+        while lo > 0 and isinstance(events[lo - 1], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+            lo -= 1
+            idx.append(lo)
+    idx = sorted(set(idx))
+    w = _Window(events, idx)
+    if prop == "well-formed":
+        return w, _well_formed(w), side
+    if prop in ("no-early-fire", "late-fire"):
+        return w, _fire_rule(w, p, side), side
+    if prop in ("fire-once", "no-fire-after-cancel"):
+        return w, _match_rule(w, p), side
+    if prop == "no-lost-task":
+        return w, _lost_rule(w, p, side), side
+    if prop == "complete-once":
+        return w, _complete_once(w), side
+    if prop == "expire-rule":
+        return w, _expire_rule(w), side
+    if prop == "no-early-expire":
+        return w, _expire_time(w, pp, side), side
+    if prop == "no-lost-operation":
+        return w, _lost_op(w, pp, side), side
+    return None  # pragma: no cover
+
+
+def explain(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, pp: Profile,
+            timeout_ms: int = 10_000) -> tuple[str, tuple[int, ...]]:
+    """("confirmed" | "refuted" | "unknown" | "not-encoded", minimal indices)."""
+    enc = encode(prop, events, indices, p, pp)
+    if enc is None:
+        return "not-encoded", indices
+    w, rule, side = enc
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.set("core.minimize", True)
+    s.add(*w.facts, *side, rule)
+    res = s.check(*w.labels.values())
+    if res == z3.unsat:
+        core = {str(x) for x in s.unsat_core()}
+        return "confirmed", tuple(i for i in w.idx if f"e{i}" in core)
+    return ("refuted" if res == z3.sat else "unknown"), indices
+
+
+#: at most this many violations of one history are sent to Z3 (a badly broken history can have
+#: thousands; the first ones explain it)
+MAX_CONFIRM = 25
+
+
+def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool = False) -> None:
+    """Confirm each violation with Z3 and shrink its indices to the unsat core; with ``full``,
+    also re-judge every fire, completion and check/watch/force result of a history with Z3."""
+    from .checker import Violation
+
+    out = []
+    for n, v in enumerate(verdict.violations):
+        if n >= MAX_CONFIRM:
+            out.extend(verdict.violations[n:])
+            verdict.z3_notes.append(f"z3: {len(verdict.violations) - n} further violation(s) not sent to Z3")
+            break
+        status, core = explain(v.prop, events, v.indices, p, pp)
+        if status == "confirmed":
+            out.append(Violation(v.prop, core, v.message))
+            verdict.z3_notes.append(f"z3: {v.prop} confirmed; minimal events {list(core)}")
+        else:
+            out.append(v)
+            verdict.z3_notes.append(f"z3: {v.prop} {status}" + (" (judged by the fast path only)"
+                                                                 if status == "not-encoded" else
+                                                                 " -- Z3 DISAGREES with the fast path"))
+    verdict.violations = out
+    if not full:
+        return
+    flagged = {i for v in verdict.violations for i in v.indices}
+    checked = 0
+    for i, e in enumerate(events):
+        if i in flagged:
+            continue
+        props: list[tuple[str, tuple[int, ...]]] = []
+        if isinstance(e, ev.Fire):
+            def makes(x: Any) -> bool:
+                return isinstance(x, ev.Add) and x.task == e.task and (x.delay > 0 or not p.fires_nonpositive_in_add())
+            first = max([j for j in range(i) if makes(events[j])] or [i])
+            idx = (first, i)
+            nxt = events[i + 1] if i + 1 < len(events) else None
+            if isinstance(nxt, ev.Add) and nxt.task == e.task:
+                idx = (first, i, i + 1)  # a fire inside that add
+            props = [("no-early-fire", (i,) + idx[2:]), ("fire-once", idx)]
+        elif isinstance(e, ev.CheckAndComplete):
+            props = [("check-count", (i,))]
+        elif isinstance(e, (ev.TryCompleteElseWatch,)):
+            props = [("watch-result", (i,))]
+        elif isinstance(e, ev.ForceComplete):
+            props = [("force-result", (i,))]
+        for prop, idx in props:
+            status, _ = explain(prop, events, idx, p, pp)
+            checked += 1
+            if status == "confirmed":
+                verdict.violations.append(Violation(prop, idx, f"Z3 finds event #{i} violates {prop}, "
+                                                    "which the fast path accepted"))
+                verdict.ok = False
+    verdict.z3_notes.append(f"z3: re-judged {checked} property instances of a passing history")
