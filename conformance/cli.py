@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "matrix": ("wheelspec.conformance.matrix", "conformance matrix of third-party timers and our engines (terminal, Markdown, HTML)"),
     "linearize": ("wheelspec.conformance.linearizability", "check a recorded concurrent history for linearizability"),
     "races": ("wheelspec.conformance.races", "find the known purgatory races in the deterministic simulation"),
+    "analyze": ("wheelspec.conformance.analyze", "judge Parquet trace datasets with set-based queries (local pyarrow or Spark); HTML report"),
 }
 
 
