@@ -85,8 +85,13 @@ def test_a_dropped_or_duplicated_fire_is_always_caught(scenario, data):
     fires = [i for i, e in enumerate(history) if isinstance(e, ev.Fire)]
     assume(fires)  # Hypothesis fails the test loudly (health check) if too few histories have fires
     i = data.draw(st.sampled_from(fires))
-    dropped = history[:i] + history[i + 1:]
-    assert not check_history(dropped, prof).ok
+    # A fire an advance caused was required by that advance: dropping it loses the task.  (A fire
+    # inside an add can be dropped legally when that add's entry is then replaced before any
+    # advance: kafka's stale wheel may leave a delay-0 entry to the next advance.)
+    closing = next(e for e in history[i:] if not isinstance(e, (ev.Fire, ev.Complete, ev.Expire, ev.Purge)))
+    if isinstance(closing, ev.Advance):
+        dropped = history[:i] + history[i + 1:]
+        assert "no-lost-task" in {v.prop for v in check_history(dropped, prof).violations}
     duplicated = history[: i + 1] + [history[i]] + history[i + 1:]
     assert "fire-once" in {v.prop for v in check_history(duplicated, prof).violations}
 
