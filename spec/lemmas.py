@@ -66,6 +66,8 @@ class Rules:
     remainder_lt: bool = True
     #: a bucket is enqueued only when its expiration changes (Kafka) -- False: on every add
     enqueue_on_change: bool = True
+    #: Kafka's MockTimer runs an entry iff ``now > exp`` -- False: ``now >= exp``
+    mock_gt: bool = True
 
     # -- the rules as formulas --------------------------------------------------------------------
     def due(self, e: z3.ArithRef, c: z3.ArithRef, u: z3.ArithRef) -> z3.BoolRef:
@@ -94,6 +96,7 @@ MUTATIONS: dict[str, tuple[Rules, str]] = {
     "no-limits": (Rules(limits=False), "delays and times are any Java long (stock Kafka)"),
     "remainder-le": (Rules(remainder_lt=False), "division remainder allowed to equal the divisor"),
     "enqueue-always": (Rules(enqueue_on_change=False), "a bucket is enqueued on every add, not only on a new window"),
+    "mock-ge": (Rules(mock_gt=False), "MockTimer runs an entry once now >= exp"),
 }
 
 
@@ -362,6 +365,21 @@ def lateness_bound(r: Rules) -> Query:
     return q
 
 
+def mock_fire_window(r: Rules) -> Query:
+    q = Query(r)
+    e, gap = q.int("exp"), q.int("advanceGap")
+    a0, a1 = q.int("advance0"), q.int("advance1")
+    q.where(gap >= 1, a0 < a1, a1 - a0 <= gap)
+
+    def runs(now: z3.ArithRef) -> z3.BoolRef:
+        return now > e if r.mock_gt else now >= e
+
+    q.where(z3.Not(runs(a0)), runs(a1))  # still queued after a0, dequeued and run at a1
+    q.shown["fire - exp"] = a1 - e
+    q.goal = z3.And(0 < a1 - e, a1 - e <= gap)
+    return q
+
+
 def no_int64_overflow(r: Rules) -> Query:
     q = Query(r)
     t, n = q.int("tick"), q.int("wheel_size")
@@ -462,6 +480,8 @@ LEMMAS: tuple[Lemma, ...] = (
           "Firing rule", fire_on_time, mutation="poll-lt"),
     Lemma("lateness-bound", "with advances at most G apart, -tick < fire - exp < G", "Firing rule",
           lateness_bound, mutation="poll-lt"),
+    Lemma("mocktimer-fire-window", "MockTimer (strict-gt), advances at most G apart: 0 < fire - exp <= G",
+          "Profiles", mock_fire_window, mutation="mock-ge"),
     Lemma("no-int64-overflow", "inside spec/limits.py every intermediate of placement fits a signed 64-bit "
           "integer", "Ranges", no_int64_overflow, mutation="no-limits"),
     Lemma("interval-positive", "inside the limits a level's interval tick*wheelSize, computed in int64, is > 0",
