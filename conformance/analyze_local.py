@@ -316,14 +316,16 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
     is_cexp = (kind == COMPLETE) & (R.label == lab_expire)
     prev_i, next_i = np.maximum(R.idx - 1, 0), np.minimum(R.idx + 1, n - 1)
     exp_rows = np.flatnonzero(kind == EXPIRE)
-    ok_prev = ~first_in_run[exp_rows] & is_cexp[prev_i[exp_rows]] & (R.id[prev_i[exp_rows]] == R.id[exp_rows])
+    ok_prev = (~first_in_run[exp_rows] & is_cexp[prev_i[exp_rows]] & R.id_ok[prev_i[exp_rows]] & R.id_ok[exp_rows]
+               & (R.id[prev_i[exp_rows]] == R.id[exp_rows]))
     cexp = np.flatnonzero(is_cexp)
     last_in_run = R.idx == R.run_end - 1
-    ok_next = ~last_in_run[cexp] & (kind[next_i[cexp]] == EXPIRE) & (R.id[next_i[cexp]] == R.id[cexp])
+    ok_next = (~last_in_run[cexp] & (kind[next_i[cexp]] == EXPIRE) & R.id_ok[next_i[cexp]] & R.id_ok[cexp]
+               & (R.id[next_i[cexp]] == R.id[cexp]))
     report("expire-rule", np.concatenate([exp_rows[~ok_prev], cexp[~ok_next]]))
 
     rc = rq[c_first]
-    in_watch0 = (req_ok[c_first] & (kind[rc] == WATCH) & (R.id[rc] == R.id[c_first]) & R.delay_ok[rc]
+    in_watch0 = (req_ok[c_first] & (kind[rc] == WATCH) & R.id_ok[rc] & (R.id[rc] == R.id[c_first]) & R.delay_ok[rc]
                  & (R.delay[rc] <= 0))
     ce = is_cexp[c_first] & R.dl_ok[c_first]
     early_exp = ce & (time[c_first] < _earliest(R.dl[c_first], R.prof[c_first], R.tick[c_first])) & ~(gt[c_first] & in_watch0)
@@ -349,7 +351,7 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
     was_done = (fd >= 0) & (fd < f) & ~mine
     report("force-result", f[(R.flag[f] != mine) | (R.flag[f] == was_done)])
     lab_check = R.label_code("check")
-    ccheck = np.flatnonzero((kind == COMPLETE) & (R.label == lab_check) & req_ok)
+    ccheck = np.flatnonzero((kind == COMPLETE) & (R.label == lab_check) & req_ok & R.id_ok)
     counts = np.bincount(req[ccheck], minlength=n)
     chk = np.flatnonzero((kind == CHECK) & R.value_ok)
     report("check-count", chk[counts[chk] != R.value[chk]])

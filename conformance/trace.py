@@ -154,12 +154,12 @@ def history_rows(history: Iterable[Any], *, run: str, impl: str = "", profile: s
         elif k == "fire":
             r["delay"] = add_delay.get(e.task)
             window_fires.append(r)
-        if k not in CAUSED_KINDS:
-            window_fires = []
         elif k == "watch":
             deadline_of[e.op] = r["deadline"]
         elif k in ("complete", "expire"):
             r["deadline"] = deadline_of.get(e.op)
+        if k not in CAUSED_KINDS:
+            window_fires = []
         r.update(run=run, impl=impl, profile=profile, tick_ms=tick_ms, wheel_size=wheel_size, seed=seed,
                  thread=thread, seq=i)
         rows.append(r)
