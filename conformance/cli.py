@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "linearize": ("wheelspec.conformance.linearizability", "check a recorded concurrent history for linearizability"),
     "races": ("wheelspec.conformance.races", "find the known purgatory races in the deterministic simulation"),
     "analyze": ("wheelspec.conformance.analyze", "judge Parquet trace datasets with set-based queries (local pyarrow or Spark); HTML report"),
+    "campaign": ("wheelspec.conformance.campaign_cli", "random campaign split into seed ranges on Spark or a local pool; verdicts to Parquet, resumable"),
 }
 
 

@@ -78,6 +78,8 @@ VERDICT_SCHEMA = pa.schema([
     pa.field("violations", pa.int64()),
     pa.field("message", pa.string()),
     pa.field("counterexample", pa.string()),         # path of the shrunk scenario file, if any
+    pa.field("ops", pa.int64()),                     # operations in the (unshrunk) schedule
+    pa.field("shape", pa.string()),                  # failure class: "<prop>:<op kinds of the shrunk case>"
 ], metadata={b"wheelspec.verdicts": str(FORMAT_VERSION).encode()})
 
 CAUSED_KINDS = ("fire", "complete", "expire", "purge")
