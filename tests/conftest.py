@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=100, deadline=None,
@@ -21,3 +22,14 @@ settings.load_profile(os.environ.get("WHEELSPEC_PROFILE", "dev"))
 def examples(dev: int, ci: int) -> int:
     """Examples for a test whose cost differs from the default: ``dev`` normally, ``ci`` in CI."""
     return ci if os.environ.get("WHEELSPEC_PROFILE") == "ci" else dev
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession every Spark test shares (local[2], loopback only, quiet): started
+    once per test run, a few seconds on an idle machine."""
+    from wheelspec.conformance.spark_session import get_session
+
+    session = get_session("local[2]", driver_memory="1g", shuffle_partitions=2)
+    yield session
+    session.stop()
