@@ -150,13 +150,24 @@ def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
             return z3.And(w.f("id", a) == w.f("id", j),
                           z3.Or(_sched(w, p, a), w.kind(a, ev.Cancel), z3.And(w.kind(a, ev.Fire), z3.Not(_in_add(w, a)))))
 
+        def ran_inside(a: int, before: int) -> z3.BoolRef:
+            """Some fire earlier than ``before`` ran inside add ``a`` (consuming its schedule)."""
+            runs = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", a), w.f("exp", f) == w.f("exp", a))
+                    for f in w.idx if f < before and w.closing(f) == a]
+            return z3.Or(runs) if runs else z3.BoolVal(False)
+
         cases = []
         for a in same:
             later_quiet = z3.And([z3.Not(touches(b)) for b in same if b > a] or [z3.BoolVal(True)])
-            cases.append(z3.And(touches(a), later_quiet, _sched(w, p, a), w.f("exp", a) == w.f("exp", j)))
+            cases.append(z3.And(touches(a), later_quiet, _sched(w, p, a), w.f("exp", a) == w.f("exp", j),
+                                z3.Not(ran_inside(a, a))))
         allowed = z3.Or(cases) if cases else z3.BoolVal(False)
-        # a fire inside the add that made the schedule (it precedes that add's result event)
-        allowed = z3.Or(allowed, _in_add(w, j, nonpositive=p.fires_nonpositive_in_add()))
+        # a fire inside the add that made the schedule (it precedes that add's result event), once
+        a = w.closing(j)
+        inside = _in_add(w, j, nonpositive=p.fires_nonpositive_in_add())
+        if a in w.labels:
+            inside = z3.And(inside, z3.Not(ran_inside(a, j)))
+        allowed = z3.Or(allowed, inside)
         out.append(z3.Implies(w.kind(j, ev.Fire), allowed))
     return z3.And(out)
 
@@ -168,8 +179,12 @@ def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
         for v in w.idx:
             if v <= a:
                 continue
-            ended = [z3.And(w.f("id", b) == w.f("id", a), z3.Or(z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a)),
-                                                                  w.kind(b, ev.Cancel), w.kind(b, ev.Add)))
+            # ended by its fire, a cancel, or a re-add that makes a new schedule (under strict-gt a
+            # delay <= 0 add runs inside add and leaves the schedule in place)
+            ended = [z3.And(w.f("id", b) == w.f("id", a),
+                            z3.Or(z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a),
+                                         z3.Not(_in_add(w, b)) if p.fires_nonpositive_in_add() else z3.BoolVal(True)),
+                                  w.kind(b, ev.Cancel), _sched(w, p, b)))
                      for b in w.idx if a < b < v]
             due = _earliest(p, w.f("exp", a), f"l{a}_{v}", side) <= w.f("now", v)
             out.append(z3.Implies(z3.And(_sched(w, p, a), w.kind(v, ev.Advance), due),

@@ -91,9 +91,13 @@ def test_a_dropped_or_duplicated_fire_is_always_caught(scenario, data):
     closing = next(e for e in history[i:] if not isinstance(e, (ev.Fire, ev.Complete, ev.Expire, ev.Purge)))
     if isinstance(closing, ev.Advance):
         dropped = history[:i] + history[i + 1:]
-        assert "no-lost-task" in {v.prop for v in check_history(dropped, prof).violations}
+        verdict = check_history(dropped, prof)
+        assert "no-lost-task" in {v.prop for v in verdict.violations}
+        assert not any("DISAGREES" in n for n in verdict.z3_notes), verdict.explain(dropped)
     duplicated = history[: i + 1] + [history[i]] + history[i + 1:]
-    assert "fire-once" in {v.prop for v in check_history(duplicated, prof).violations}
+    verdict = check_history(duplicated, prof)
+    assert "fire-once" in {v.prop for v in verdict.violations}
+    assert not any("DISAGREES" in n for n in verdict.z3_notes), verdict.explain(duplicated)
 
 
 def _optimized():
