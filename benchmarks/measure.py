@@ -161,7 +161,21 @@ def machine_facts() -> dict[str, Any]:
         "numpy": _version("numpy"),
         "numba": _version("numba"),
         "uptime_before": _run(["uptime"]),
+        "git": git_state(),
     }
+
+
+def git_state() -> str:
+    """The commit the code under test came from, and whether the engine's files differ from it
+    (several people commit to one working tree; a figure must say what it measured)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    head = _run(["git", "-C", root, "rev-parse", "--short", "HEAD"])
+    if not head or head == "unavailable":
+        return "not a git checkout"
+    dirty = _run(["git", "-C", root, "status", "--short", "--untracked-files=no", "--",
+                  "optimized", "reference", "benchmarks", "spec"])
+    return head + ("" if not dirty else "; uncommitted changes: " + ", ".join(
+        line.split()[-1] for line in dirty.splitlines()))
 
 
 def describe(wl: TimerWorkload | PurgatoryWorkload) -> str:

@@ -106,6 +106,7 @@ def _machine_lines(res: Results) -> list[str]:
         f"date: {m['date_utc']}",
         f"nproc: {m['nproc']}; platform: {m['platform']}",
         f"python {m['python']}, numpy {m['numpy']}, numba {m['numba']}",
+        f"code: git {m.get('git', 'unknown')}",
         "load average (1, 5, 15 min) before: {:.2f} {:.2f} {:.2f}; after: {:.2f} {:.2f} {:.2f}; "
         "highest 1-min value seen between cells: {:.2f}".format(*lb, *la, res.load_max_1min),
         f"uptime before: {m['uptime_before']}",
