@@ -1,0 +1,48 @@
+"""``wheelspec analyze --engine spark`` returns exactly the local engine's JSON (which the
+trace tests check against the history checker): one dataset mixing reference histories, broken
+(mutated) ones, a synthetic trace with planted early and double fires, and a third-party file
+with only some columns.  One Spark analysis: Spark jobs are slow to start on a small machine."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from test_trace_analyze import _fixed_schedule, checker_props, mutate, run_info
+from test_trace_roundtrip import run_reference
+
+from wheelspec.conformance.analyze import analyze
+from wheelspec.conformance.trace import history_rows, rows_to_table, write_trace
+from wheelspec.conformance.trace_synth import synthetic_trace
+
+
+def test_spark_engine_gives_the_local_engines_json(spark, tmp_path):
+    rnd = random.Random(8)
+    rows, want = [], set()
+    for i in range(30):
+        cfg, ops = _fixed_schedule(100 + i)
+        events = run_reference(cfg, ops).events
+        if i % 2:
+            events = mutate(events, rnd)
+        want |= checker_props(events, cfg)
+        rows += history_rows(events, **run_info(cfg, f"ref-{i:02d}", impl=f"impl-{i % 3}"))
+    write_trace(rows_to_table(rows), tmp_path / "ds" / "reference.parquet")
+    synth, planted = synthetic_trace(9000, runs=3, seed=4, plant_early=True, plant_double=True)
+    write_trace(synth, tmp_path / "ds" / "synthetic.parquet")
+    pq.write_table(pa.table({"run": ["third"] * 4, "seq": [0, 1, 2, 3], "kind": ["add", "advance", "fire", "advance"],
+                             "time": [0, 5, 12, 12], "id": [1, None, 1, None], "delay": [10, None, None, None],
+                             "deadline": [10, None, 10, None]}), tmp_path / "ds" / "third.parquet")
+    local = analyze([str(tmp_path / "ds")], engine="local")
+    remote = analyze([str(tmp_path / "ds")], engine="spark", spark=spark)
+    for r in (local, remote):
+        assert r.pop("engine") and r.pop("seconds") >= 0
+    assert remote == local
+    got = {p for p, v in local["properties"].items() if v["violations"]}
+    assert got == want | {"no-early-fire", "fire-once"}          # the mutations' and the planted ones
+    assert len(want) >= 3                                       # the dataset is not trivially clean
+    rows_early = local["properties"]["no-early-fire"]["rows"]
+    assert any(r["run"] == planted[0].run and r["id"] == planted[0].task and r["time"] == planted[0].time
+               for r in rows_early)
+    # the third-party run: a fire 2 ms late, lateness known, level unknown (no wheel size)
+    assert any(g["impl"] == "" and g["level"] is None and g["max"] == 2 for g in local["lateness"])
