@@ -50,7 +50,7 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", default=None, metavar="N,N,...",
                         help=f"sizes N to run (default {FULL_SIZES}; with --quick {QUICK_SIZES})")
     parser.add_argument("--quick", action="store_true",
-                        help="small sizes, at most 2 runs per cell, tracemalloc up to 10^4: a check in about a minute")
+                        help="sizes 1e3,1e4,1e5, at most 2 runs per cell, tracemalloc up to 1e4: a short check")
     parser.add_argument("--workloads", default=",".join(WORKLOAD_NAMES), metavar="W,W,...",
                         help=f"workloads (default all: {', '.join(WORKLOAD_NAMES)})")
     parser.add_argument("--impls", default=",".join(IMPLS), metavar="I,I,...",
