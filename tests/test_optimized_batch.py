@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,14 +86,16 @@ def run_batch(tick: int, wheel: int, start: int, stages: list, per_op: bool = Fa
     return fires + out, timer
 
 
-@settings(max_examples=examples(150, 600))
+@pytest.mark.timeout(600)
+@settings(max_examples=examples(100, 400))
 @given(programs())
 def test_batch_fires_like_the_reference(program: tuple) -> None:
     tick, wheel, start, stages = program
     assert run_batch(tick, wheel, start, stages)[0] == run_reference(tick, wheel, start, stages)
 
 
-@settings(max_examples=examples(60, 250))
+@pytest.mark.timeout(600)
+@settings(max_examples=examples(40, 150))
 @given(programs())
 def test_batch_and_per_op_leave_identical_arrays(program: tuple) -> None:
     tick, wheel, start, stages = program
@@ -126,7 +129,8 @@ def purgatory_programs(draw: st.DrawFn) -> tuple:
     return tick, wheel, purge, stages
 
 
-@settings(max_examples=examples(100, 400))
+@pytest.mark.timeout(600)
+@settings(max_examples=examples(60, 250))
 @given(purgatory_programs())
 def test_purgatory_batches_match_the_reference(program: tuple) -> None:
     tick, wheel, purge, stages = program

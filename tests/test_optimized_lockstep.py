@@ -12,6 +12,7 @@ optimized side runs in debug mode, so its structural invariants are checked afte
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -189,7 +190,9 @@ class Lockstep(TimerLockstep):
         self.both("num_delayed")
 
 
-TestTimerLockstep = TimerLockstep.TestCase
-TestTimerLockstep.settings = settings(max_examples=examples(100, 500), stateful_step_count=60, deadline=None)
-TestLockstep = Lockstep.TestCase
-TestLockstep.settings = settings(max_examples=examples(100, 500), stateful_step_count=60, deadline=None)
+# The deeper CI profile runs several minutes per machine: a larger per-test timeout than the
+# suite's 120 s (which still guards the dev profile against a compiled loop that never ends).
+TestTimerLockstep = pytest.mark.timeout(600)(TimerLockstep.TestCase)
+TestTimerLockstep.settings = settings(max_examples=examples(60, 300), stateful_step_count=60, deadline=None)
+TestLockstep = pytest.mark.timeout(600)(Lockstep.TestCase)
+TestLockstep.settings = settings(max_examples=examples(70, 300), stateful_step_count=60, deadline=None)
