@@ -64,7 +64,7 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
         "run", "seq", "kind", "time", "id", "delay", "deadline", "flag", "value", "label", "key", "keys", "ops",
         F.coalesce("impl", lit("")).alias("impl"), F.coalesce("profile", lit("kafka")).alias("prof"),
         F.coalesce("tick_ms", lit(1)).alias("tick"), col("wheel_size").alias("wheel"))
-    base = base.localCheckpoint(eager=True)   # cut the lineage: later plans stay small
+    # base is not materialised: re-reading Parquet (column-pruned) is cheaper than caching 10 M wide rows
     agg = base.agg(F.count(lit(1)).alias("rows"), F.countDistinct("run").alias("runs"),
                    F.min("time").alias("tmin"), F.max("time").alias("tmax"), F.min("tick").alias("tickmin"),
                    F.collect_set("prof").alias("profs"), F.collect_set("impl").alias("impls"),
@@ -118,11 +118,11 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     need = ((col("kind") == "fire") & (col("delay").isNull() | (col("delay") <= 0)
                                        | (col("deadline").isNotNull() & (col("time") <= col("deadline"))))) \
         | (col("kind") == "complete")
-    rows = (g1.filter(need).join(reqs, ["run", "g"], "left")
-            .unionByName(g1.filter(~need).select("*", *[lit(None).cast(t).alias(c) for c, t in (
-                ("req_seq", "bigint"), ("req_kind", "string"), ("req_id", "bigint"), ("req_delay", "bigint"),
-                ("req_dl", "bigint"))])))
-    rows = rows.localCheckpoint(eager=True)
+    # only the rows that need their request are joined (and materialised); the rest stay lazy
+    needed = g1.filter(need).join(reqs, ["run", "g"], "left").localCheckpoint(eager=True)
+    rows = needed.unionByName(g1.filter(~need).select("*", *[lit(None).cast(t).alias(c) for c, t in (
+        ("req_seq", "bigint"), ("req_kind", "string"), ("req_id", "bigint"), ("req_delay", "bigint"),
+        ("req_dl", "bigint"))]))
 
     # ---- well-formed ----------------------------------------------------------------------------
     report("well-formed", g1.filter(col("prev_time").isNotNull() & (col("time") < col("prev_time"))))
@@ -140,7 +140,9 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
 
     # ---- timer rows by (run, id, effective seq) ------------------------------------------------
     gt = col("prof") == "strict-gt"
-    t0 = rows.filter(col("kind").isin("add", "fire", "cancel") & col("id").isNotNull())
+    t0 = rows.filter(col("kind").isin("add", "fire", "cancel") & col("id").isNotNull()).select(
+        "run", "seq", "kind", "time", "id", "delay", "deadline", "flag", "prof", "tick", "prev_adv",
+        "req_seq", "req_kind", "req_id", "req_delay", "req_dl")
     in_add = F.coalesce((col("kind") == "fire") & (col("req_kind") == "add") & (col("req_id") == col("id")), lit(False))
     t0 = t0.withColumn("eff", when(in_add, col("req_seq") * 2 + 1).otherwise(col("seq") * 2))
     wt = W.partitionBy("run", "id").orderBy("eff", "seq")
