@@ -184,7 +184,7 @@ class ArrayPurgatory:
 
     # -- internals ----------------------------------------------------------------------------------------
     def _timer_add(self, ops: np.ndarray, delays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        self.timer._add(ops, delays + self.timer.now)
+        self.timer._add(ops, delays, self.timer.now)
         return self.timer._take_out()
 
     def _expire(self, fired: np.ndarray) -> None:

@@ -124,15 +124,14 @@ class ArrayTimer:
             raise ValueError(f"ids and delays differ in length: {ids_a.shape[0]} != {d.shape[0]}")
         # One compiled pass checks every id and delay and computes the expirations; it touches
         # nothing but these arrays, and the timer's kernels run only if it found nothing wrong.
-        exps = np.empty_like(d)
-        bad = int(K.validate_adds(ids_a, d, self._now, self.tk.shape[0], MIN_DELAY_MS, MAX_DELAY_MS, exps))
+        bad = int(K.validate_adds(ids_a, d, self.tk.shape[0], MIN_DELAY_MS, MAX_DELAY_MS))
         if bad >= 0:
             n = ids_a.shape[0]
             if bad < n:
                 raise RangeError(f"ids[{bad}]={int(ids_a[bad])} is outside the allowed range [0, {self.tk.shape[0] - 1}]")
             raise RangeError(f"delays[{bad - n}]={int(d[bad - n])} is outside the allowed range "
                              f"[{MIN_DELAY_MS}, {MAX_DELAY_MS}]")
-        self._add(ids_a, exps)
+        self._add(ids_a, d, self._now)  # expirations are delays + now, computed in the kernel
         return self._take_out()
 
     def cancel_many(self, ids: object) -> np.ndarray:
@@ -156,7 +155,7 @@ class ArrayTimer:
         exp = d + self._now
         self._one_id[0] = t
         self._one_exp[0] = exp
-        self._add(self._one_id, self._one_exp)
+        self._add(self._one_id, self._one_exp, 0)
         fired = self._take_out()
         return exp, fired[0], fired[1]
 
@@ -187,7 +186,8 @@ class ArrayTimer:
             raise ValueError(f"time={t} is before the clock's current time {self._now}: time never goes back")
         return t
 
-    def _add(self, ids: np.ndarray, exps: np.ndarray) -> None:
+    def _add(self, ids: np.ndarray, exps: np.ndarray, base: int) -> None:
+        """Add ``(ids[i], exps[i] + base)`` in order (``base``: 0 for expirations, ``now`` for delays)."""
         i = 0
         n = ids.shape[0]
         if n > L.CHUNK:
@@ -200,7 +200,7 @@ class ArrayTimer:
                                                                 want - int(self.S[L.NFREE]))
         while True:
             i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp, self.cnext,
-                            self.out, ids, exps, i)
+                            self.out, ids, exps, base, i)
             self._check_error()
             if i >= n:
                 break

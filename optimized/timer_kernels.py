@@ -31,8 +31,9 @@ JIT = dict(cache=True, nogil=True, error_model="numpy")
 
 
 @njit(**JIT)
-def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, lo, hi, flushed):
-    """Add the entries ``(ids[i], exps[i])`` for ``lo <= i < hi``, in order: Kafka's
+def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, lo, hi, flushed):
+    """Add the entries ``(ids[i], exps[i] + base)`` for ``lo <= i < hi``, in order (``base`` is the
+    clock reading when ``exps`` holds delays, 0 when it holds expirations): Kafka's
     ``SystemTimer.addTimerTaskEntry`` + ``TimingWheel.add``.
 
     Per entry: a live entry of the same task becomes a tombstone (re-add replaces; skipped when
@@ -58,7 +59,7 @@ def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, lo, hi, 
     heapcap = heap.shape[0]
     for i in range(lo, hi):
         t = ids[i]
-        exp = exps[i]
+        exp = exps[i] + base
         if not flushed:
             old = tk[t]
             if old >= 0 and pid[old] == t:
@@ -143,8 +144,9 @@ def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, lo, hi, 
 
 
 @njit(**JIT)
-def add_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, start):
-    """Add entries ``start..len(ids)-1``; return how far it got (``len(ids)`` when done).  Stops
+def add_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, start):
+    """Add entries ``(ids[i], exps[i] + base)`` for ``i`` from ``start``; return how far it got
+    (``len(ids)`` when done).  Stops
     early, with ``S[NEED]`` set, when chunks or output rows run out."""
     n = ids.shape[0]
     i = start
@@ -158,7 +160,7 @@ def add_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, start):
         if k <= 0:
             S[NEED] = n - i
             return i
-        _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, i, i + k, False)
+        _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, i, i + k, False)
         if S[10] != 0:
             return i
         i += k
@@ -275,7 +277,7 @@ def advance(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, now):
         bk[b, B_HEAD] = -1
         bk[b, B_TAIL] = -1
         bk[b, B_NSLOTS] = 0
-        _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, 0, k, True)
+        _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, 0, 0, k, True)
         if S[10] != 0:
             return DONE
     return DONE
@@ -312,11 +314,11 @@ def cancel_one(S, tk, pid, t):
 
 
 @njit(**JIT)
-def validate_adds(ids, delays, now, capacity, lo, hi, exps):
+def validate_adds(ids, delays, capacity, lo, hi):
     """One pass over a batch before it is added: returns the first position whose id is outside
-    ``[0, capacity)`` (as ``i``) or whose delay is outside ``[lo, hi]`` (as ``n + i``), or -1; and
-    writes ``exps = delays + now`` on the way.  It only reads and writes within the arrays' own
-    lengths (the caller checked that they are equal), so it is safe on any input."""
+    ``[0, capacity)`` (as ``i``) or whose delay is outside ``[lo, hi]`` (as ``n + i``), or -1.  It
+    only reads within the arrays' own lengths (the caller checked that they are equal), so it is
+    safe on any input."""
     n = ids.shape[0]
     for i in range(n):
         t = ids[i]
@@ -325,5 +327,4 @@ def validate_adds(ids, delays, now, capacity, lo, hi, exps):
         d = delays[i]
         if d < lo or d > hi:
             return n + i
-        exps[i] = d + now
     return -1
