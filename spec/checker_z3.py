@@ -250,6 +250,10 @@ def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
             out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("value", a) == 0,
                                          w.kind(v, ev.Advance), due),
                                   z3.Or(ended) if ended else z3.BoolVal(False)))
+        if p.fires_nonpositive_in_add():  # strict-gt: a timeout <= 0 expires inside the watch
+            ran = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx if c < a]
+            out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("value", a) == 0,
+                                         w.f("delay", a) <= 0), z3.Or(ran) if ran else z3.BoolVal(False)))
     return z3.And(out) if out else z3.BoolVal(True)
 
 
@@ -308,6 +312,17 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
         while lo > 0 and isinstance(events[lo - 1], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
             lo -= 1
         idx = list(range(lo, max(indices) + 1))
+        if prop == "force-result":
+            # ... and every earlier completion of the op: forceComplete wins iff nobody did before
+            op = events[max(indices)].op
+            earlier = [k for k in range(lo) if isinstance(events[k], ev.Complete) and events[k].op == op]
+            w = _Window(events, earlier + idx)
+            r = max(indices)
+            before = [z3.And(w.kind(k, ev.Complete), w.f("id", k) == w.f("id", r)) for k in earlier]
+            won = z3.Not(z3.Or(before)) if before else z3.BoolVal(True)
+            rule = z3.And(_count_rule(w, ev.ForceComplete, "force", True),
+                          z3.Implies(w.kind(r, ev.ForceComplete), (w.f("value", r) == 1) == won))
+            return w, rule, side
         w = _Window(events, idx)
         cls = {"check-count": ev.CheckAndComplete, "watch-result": ev.TryCompleteElseWatch,
                "force-result": ev.ForceComplete}[prop]
@@ -323,7 +338,8 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
                 idx.append(i)
     if prop == "expire-rule":  # the neighbours say whether Complete and Expire are adjacent
         idx += [j for i in indices for j in (i - 1, i + 1) if 0 <= j < len(events)]
-    if prop == "no-lost-task" and p.fires_nonpositive_in_add():
+    if (prop == "no-lost-task" and p.fires_nonpositive_in_add()) or \
+            (prop == "no-lost-operation" and pp.fires_nonpositive_in_add()):
         lo = min(indices)  # the request's caused events: where an in-add fire would be
         while lo > 0 and isinstance(events[lo - 1], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
             lo -= 1

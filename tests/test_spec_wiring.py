@@ -122,3 +122,29 @@ def test_z3_rejudges_reference_histories_without_disagreement(scenario):
     history, prof = run(ReferenceSimulation, scenario)
     verdict = check_history(history, prof, z3=True)
     assert verdict.ok, verdict.explain(history)
+
+
+@settings(max_examples=examples(40, 150))
+@given(scenarios(), st.data())
+def test_purgatory_perturbations_are_always_caught(scenario, data):
+    import dataclasses
+
+    history, prof = run(ReferenceSimulation, scenario)
+    targets = [i for i, e in enumerate(history) if isinstance(e, (ev.Complete, ev.CheckAndComplete))]
+    assume(targets)
+    i = data.draw(st.sampled_from(targets))
+    e = history[i]
+    if isinstance(e, ev.CheckAndComplete):
+        bad = history[:i] + [dataclasses.replace(e, completed=e.completed + 1)] + history[i + 1:]
+        want = "check-count"
+    elif e.via == "expire" and data.draw(st.booleans()):
+        bad = history[:i] + history[i + 2:]  # drop the timeout's Complete and its Expire
+        closing = next(x for x in bad[i:] if not isinstance(x, (ev.Fire, ev.Complete, ev.Expire, ev.Purge)))
+        want = "no-lost-operation" if isinstance(closing, ev.Advance) else None
+    else:
+        bad = history[: i + 1] + [e] + history[i + 1:]
+        want = "complete-once"
+    verdict = check_history(bad, prof)
+    if want is not None:
+        assert want in {v.prop for v in verdict.violations}, verdict.explain(bad)
+    assert not any("DISAGREES" in n for n in verdict.z3_notes), verdict.explain(bad)
