@@ -257,10 +257,12 @@ def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.And(out) if out else z3.BoolVal(True)
 
 
-def _count_rule(w: _Window, result_cls: type, via: str, same_op: bool) -> z3.BoolRef:
+def _count_rule(w: _Window, result_cls: type, via: str, same_op: bool, since: int = 0) -> z3.BoolRef:
+    """The result of each request counts (or says whether there is) a completion via ``via`` among
+    the window's events from ``since`` on, before it."""
     out = []
     for r in w.idx:
-        before = [c for c in w.idx if c < r]
+        before = [c for c in w.idx if since <= c < r]
         hits = [z3.If(z3.And(w.kind(c, ev.Complete), w.f("via", c) == VIA[via],
                              *( [w.f("id", c) == w.f("id", r)] if same_op else [])), 1, 0) for c in before]
         total = z3.Sum(hits) if hits else z3.IntVal(0)
@@ -320,7 +322,7 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
             r = max(indices)
             before = [z3.And(w.kind(k, ev.Complete), w.f("id", k) == w.f("id", r)) for k in earlier]
             won = z3.Not(z3.Or(before)) if before else z3.BoolVal(True)
-            rule = z3.And(_count_rule(w, ev.ForceComplete, "force", True),
+            rule = z3.And(_count_rule(w, ev.ForceComplete, "force", True, since=lo),
                           z3.Implies(w.kind(r, ev.ForceComplete), (w.f("value", r) == 1) == won))
             return w, rule, side
         w = _Window(events, idx)
