@@ -194,24 +194,26 @@ class ArrayPurgatory:
 
     def _new_ops(self, ops: object) -> np.ndarray:
         a = as_int_array("ops", ops)
-        check_bounds("ops", a, 0, L.MAX_CAPACITY - 1)
         if a.size:
             top = int(a.max()) + 1
+            if top > L.MAX_CAPACITY or a.min() < 0:
+                check_bounds("ops", a, 0, L.MAX_CAPACITY - 1)
             if top > self.opt.shape[0]:
                 self.reserve(top)
-            used = np.flatnonzero(self.opt[a, PK.O_USED])
-            if used.size:
-                raise ValueError(f"ops[{int(used[0])}]={int(a[used[0]])} was watched already (an operation is watched once)")
-            if np.unique(a).size != a.size:
-                raise ValueError("ops contains the same operation id twice")
+            bad = int(PK.validate_ops(self.opt, a, 0))
+            if bad >= 0:
+                op = int(a[bad])
+                if self.opt[op, PK.O_USED]:
+                    raise ValueError(f"ops[{bad}]={op} was watched already (an operation is watched once)")
+                raise ValueError(f"ops contains the same operation id twice (ops[{bad}]={op})")
         return a
 
     def _known_ops(self, ops: object) -> np.ndarray:
         a = as_int_array("ops", ops)
-        check_bounds("ops", a, 0, self.opt.shape[0] - 1)
-        unknown = np.flatnonzero(self.opt[a, PK.O_USED] == 0)
-        if unknown.size:
-            raise KeyError(f"unknown op id {int(a[unknown[0]])} (ops[{int(unknown[0])}] was never watched)")
+        bad = int(PK.validate_ops(self.opt, a, 1)) if a.size else -1
+        if bad >= 0:
+            check_bounds("ops", a, 0, self.opt.shape[0] - 1)
+            raise KeyError(f"unknown op id {int(a[bad])} (ops[{bad}] was never watched)")
         return a
 
     def _key_rows(self, key_ids: object, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -271,3 +271,34 @@ def purge(P, opt, kt, we, nkeys, num_delayed, purge_interval):
     P[P_WATCHED] -= purged
     P[P_PURGED] = purged
     return True
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def validate_ops(opt, ops, want_used):
+    """The first position whose op is outside ``[0, len(opt))``, or (``want_used`` 1) was never
+    watched, or (``want_used`` 0) was watched already or repeats an earlier op of the batch; -1 if
+    none.  Repeats are found by marking ``opt[op, O_USED]`` with 2 and removing every mark before
+    returning, so the table is unchanged."""
+    n = ops.shape[0]
+    cap = opt.shape[0]
+    bad = -1
+    marked = 0
+    for i in range(n):
+        op = ops[i]
+        if op < 0 or op >= cap:
+            bad = i
+            break
+        used = opt[op, O_USED]
+        if want_used == 1:
+            if used == 0:
+                bad = i
+                break
+        else:
+            if used != 0:
+                bad = i
+                break
+            opt[op, O_USED] = 2
+            marked = i + 1
+    for i in range(marked):
+        opt[ops[i], O_USED] = 0
+    return bad

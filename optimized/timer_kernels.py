@@ -328,3 +328,12 @@ def validate_adds(ids, delays, capacity, lo, hi):
         if d < lo or d > hi:
             return n + i
     return -1
+
+
+@njit(**JIT)
+def first_outside(a, lo, hi):
+    """The first position of ``a`` whose value is outside ``[lo, hi]``, or -1 (a read-only pass)."""
+    for i in range(a.shape[0]):
+        if a[i] < lo or a[i] > hi:
+            return i
+    return -1

@@ -87,7 +87,7 @@ def run_batch(tick: int, wheel: int, start: int, stages: list, per_op: bool = Fa
 
 
 @pytest.mark.timeout(600)
-@settings(max_examples=examples(100, 400))
+@settings(max_examples=examples(100, 250))
 @given(programs())
 def test_batch_fires_like_the_reference(program: tuple) -> None:
     tick, wheel, start, stages = program
@@ -95,7 +95,7 @@ def test_batch_fires_like_the_reference(program: tuple) -> None:
 
 
 @pytest.mark.timeout(600)
-@settings(max_examples=examples(40, 150))
+@settings(max_examples=examples(40, 100))
 @given(programs())
 def test_batch_and_per_op_leave_identical_arrays(program: tuple) -> None:
     tick, wheel, start, stages = program
@@ -130,7 +130,7 @@ def purgatory_programs(draw: st.DrawFn) -> tuple:
 
 
 @pytest.mark.timeout(600)
-@settings(max_examples=examples(60, 250))
+@settings(max_examples=examples(60, 150))
 @given(purgatory_programs())
 def test_purgatory_batches_match_the_reference(program: tuple) -> None:
     tick, wheel, purge, stages = program

@@ -193,6 +193,6 @@ class Lockstep(TimerLockstep):
 # The deeper CI profile runs several minutes per machine: a larger per-test timeout than the
 # suite's 120 s (which still guards the dev profile against a compiled loop that never ends).
 TestTimerLockstep = pytest.mark.timeout(600)(TimerLockstep.TestCase)
-TestTimerLockstep.settings = settings(max_examples=examples(60, 300), stateful_step_count=60, deadline=None)
+TestTimerLockstep.settings = settings(max_examples=examples(60, 200), stateful_step_count=60, deadline=None)
 TestLockstep = pytest.mark.timeout(600)(Lockstep.TestCase)
-TestLockstep.settings = settings(max_examples=examples(70, 300), stateful_step_count=60, deadline=None)
+TestLockstep.settings = settings(max_examples=examples(70, 180), stateful_step_count=60, deadline=None)
