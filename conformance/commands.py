@@ -102,8 +102,9 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
         caps = hello.capabilities
         rep.name, rep.capabilities = hello.name, caps.to_dict()
         if caps.time != "virtual":
-            raise UserError(f"{hello.name}: real-time adapters are not supported by this runner version "
-                            f"(capabilities.time is \"real\"); only virtual-time adapters can be checked")
+            raise UserError(f"{hello.name}: capabilities.time is \"real\": `wheelspec check` drives virtual "
+                            f"time only; check a real-time adapter with `wheelspec realtime --impl ...` "
+                            f"(docs/ADAPTERS.md, rt_run)")
         kinds_here = [k for k in kinds if k != "purgatory" or caps.purgatory]
         if not caps.timer:
             kinds_here = [k for k in kinds_here if k == "purgatory"]

@@ -84,7 +84,8 @@ def test_a_real_time_adapter_is_refused_clearly(tmp_path, capsys):
                       "    print(json.dumps({'id': r['id'], 'ok': True, 'protocol': 1, 'name': 'rt',"
                       " 'capabilities': {'time': 'real'}}), flush=True)\n")
     assert main(["check", "--impl", f"cmd:{sys.executable} {script}", "--no-corpus", "--schedules", "1"]) == 2
-    assert "real-time adapters are not supported" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert 'capabilities.time is "real"' in err and "wheelspec realtime" in err
 
 
 def _pytest(tmp_path, *args):
