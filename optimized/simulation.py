@@ -199,30 +199,7 @@ class Simulation:
     # -- data-driven ------------------------------------------------------------------------------
     def apply(self, op: ops.Op) -> object:
         """Execute one operation record; returns what the matching method returns."""
-        match op:
-            case ops.AddTask(task, delay):
-                return self.add(task, delay)
-            case ops.CancelTask(task):
-                return self.cancel(task)
-            case ops.AdvanceTo(time):
-                return self.advance_to(time)
-            case ops.Size():
-                return self.size()
-            case ops.Watch(op_id, delay, keys, completable):
-                return self.watch(op_id, delay, keys, completable)
-            case ops.SetCompletable(op_id, value):
-                return self.set_completable(op_id, value)
-            case ops.CheckAndComplete(key):
-                return self.check_and_complete(key)
-            case ops.CancelForKey(key):
-                return self.cancel_for_key(key)
-            case ops.ForceComplete(op_id):
-                return self.force_complete(op_id)
-            case ops.Watched():
-                return self.watched()
-            case ops.NumDelayed():
-                return self.num_delayed()
-        raise TypeError(f"not an operation: {op!r}")
+        return ops.invoke(self, op)
 
     def close(self) -> None:
         """Nothing to release (no threads); kept for the reference's shape."""

@@ -759,27 +759,4 @@ class StepSimulation:
 
     def apply(self, ctx: Ctx, op: ops.Op) -> ThreadBody:
         """Execute one operation record (a generator returning what the method returns)."""
-        match op:
-            case ops.AddTask(task, delay):
-                return (yield from self.add(ctx, task, delay))
-            case ops.CancelTask(task):
-                return (yield from self.cancel(ctx, task))
-            case ops.AdvanceTo(time):
-                return (yield from self.advance_to(ctx, time))
-            case ops.Size():
-                return (yield from self.size(ctx))
-            case ops.Watch(op_id, delay, keys, completable):
-                return (yield from self.watch(ctx, op_id, delay, keys, completable))
-            case ops.SetCompletable(op_id, value):
-                return (yield from self.set_completable(ctx, op_id, value))
-            case ops.CheckAndComplete(key):
-                return (yield from self.check_and_complete(ctx, key))
-            case ops.CancelForKey(key):
-                return (yield from self.cancel_for_key(ctx, key))
-            case ops.ForceComplete(op_id):
-                return (yield from self.force_complete(ctx, op_id))
-            case ops.Watched():
-                return (yield from self.watched(ctx))
-            case ops.NumDelayed():
-                return (yield from self.num_delayed(ctx))
-        raise TypeError(f"not an operation: {op!r}")
+        return (yield from ops.invoke(self, op, ctx))

@@ -121,3 +121,23 @@ OPS = registry(*TIMER_OPS, *PURGATORY_OPS)
 
 def op_from_dict(d: Any) -> Op:
     return decode(OPS, d, "operation")
+
+
+#: Each operation record names one method of the per-operation API that every implementation
+#: offers (``reference.Simulation``, ``optimized.Simulation``, the step model); the record's
+#: fields are that method's arguments, in order.
+METHODS: dict[type, str] = {
+    AddTask: "add", CancelTask: "cancel", AdvanceTo: "advance_to", Size: "size",
+    Watch: "watch", SetCompletable: "set_completable", CheckAndComplete: "check_and_complete",
+    CancelForKey: "cancel_for_key", ForceComplete: "force_complete", Watched: "watched",
+    NumDelayed: "num_delayed",
+}
+
+
+def invoke(target: Any, op: Op, *leading: Any) -> Any:
+    """Call the method of ``target`` that ``op`` names, with ``leading`` arguments (for example a
+    thread context) before the record's fields; returns what the method returns."""
+    method = METHODS.get(type(op))
+    if method is None:
+        raise TypeError(f"not an operation: {op!r}")
+    return getattr(target, method)(*leading, *(getattr(op, f.name) for f in dataclasses.fields(op)))
