@@ -110,11 +110,13 @@ class ArrayPurgatory:
 
     # -- batch API --------------------------------------------------------------------------------------
     def watch_many(self, ops: object, delays: object, key_ids: object,
-                   completable: object | None = None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+                   completable: object | None = None,
+                   completes_on_retry: object | None = None) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
         """``tryCompleteElseWatch`` for each new operation ``ops[i]`` with timeout ``delays[i]`` on
         the keys of row ``i`` of ``key_ids`` (a 2-d int array, or a sequence of sequences),
-        optionally completable at once.  Returns ``(results, completions)``: ``results[i]`` is
-        True iff the call itself completed the operation."""
+        optionally completable at once, or completable from the second ``tryComplete`` on
+        (``completes_on_retry``, see :class:`wheelspec.spec.ops.Watch`).  Returns ``(results,
+        completions)``: ``results[i]`` is True iff the call itself completed the operation."""
         ops_a = self._new_ops(ops)
         d = as_int_array("delays", delays)
         if d.shape[0] != ops_a.shape[0]:
@@ -126,6 +128,14 @@ class ArrayPurgatory:
             if c.shape != ops_a.shape:
                 raise ValueError(f"ops and completable differ in length: {ops_a.shape[0]} != {c.shape}")
             self.opt[ops_a, PK.O_COMPLETABLE] = c
+        if completes_on_retry is not None:
+            r = np.asarray(completes_on_retry, dtype=bool)
+            if r.shape != ops_a.shape:
+                raise ValueError(f"ops and completes_on_retry differ in length: {ops_a.shape[0]} != {r.shape}")
+            # 2: not completable at the first look, completable from then on (a completable op
+            # stays 1: its first look succeeds).
+            self.opt[ops_a, PK.O_COMPLETABLE] = np.where(r & (self.opt[ops_a, PK.O_COMPLETABLE] == 0),
+                                                         PK.RETRY, self.opt[ops_a, PK.O_COMPLETABLE])
         self._room_entries(kids.shape[0])
         self._room_log(ops_a.shape[0])
         tout = np.empty(ops_a.shape[0], np.int64)

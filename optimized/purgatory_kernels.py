@@ -35,6 +35,7 @@ P_LEN = 8
 O_DONE = 0
 O_COMPLETABLE = 1
 O_USED = 2
+RETRY = 2        # opt[op, O_COMPLETABLE]: false at the first look, true from then on
 
 # kt columns
 K_HEAD = 0
@@ -59,9 +60,10 @@ def watch_range(P, opt, kt, we, lg, ops, kstart, kids, tout):
     """``tryCompleteElseWatch`` for ``ops[i]`` with keys ``kids[kstart[i]:kstart[i+1]]``, first
     half: try (completes at once if completable: logged ``try``); else append the operation to
     each key's list (a key listed twice gets it twice, as in Kafka), count it once in
-    ``estimated``, and write ``i`` to ``tout`` (the caller then adds its timeout to the timer).
-    The second ``tryComplete`` Kafka makes after watching cannot succeed here: nothing changes
-    ``completable`` in between.  Returns how many entries of ``tout`` were written.
+    ``estimated``, then try again: an operation whose completable flag is ``RETRY`` (the
+    condition turns true right after the first look) completes there (logged ``try``, still in
+    its watch lists, no timeout); any other is written as ``i`` to ``tout`` (the caller then adds
+    its timeout to the timer).  Returns how many entries of ``tout`` were written.
 
     The caller guarantees ``len(kids)`` free watch entries and ``len(ops)`` free log rows."""
     nlog = P[P_NLOG]
@@ -70,7 +72,7 @@ def watch_range(P, opt, kt, we, lg, ops, kstart, kids, tout):
     for i in range(ops.shape[0]):
         op = ops[i]
         opt[op, O_USED] = 1
-        if opt[op, O_COMPLETABLE] != 0:
+        if opt[op, O_COMPLETABLE] == 1:
             opt[op, O_DONE] = 1
             lg[nlog, 0] = op
             lg[nlog, 1] = VIA_TRY
@@ -91,6 +93,15 @@ def watch_range(P, opt, kt, we, lg, ops, kstart, kids, tout):
         P[P_NWFREE] -= kstart[i + 1] - kstart[i]
         P[P_WATCHED] += kstart[i + 1] - kstart[i]
         P[P_EST] += 1
+        if opt[op, O_COMPLETABLE] == RETRY:
+            # Kafka's second tryComplete, after watching every key: the satisfying event has
+            # arrived meanwhile, so the call completes the operation itself.
+            opt[op, O_COMPLETABLE] = 1
+            opt[op, O_DONE] = 1
+            lg[nlog, 0] = op
+            lg[nlog, 1] = VIA_TRY
+            nlog += 1
+            continue
         tout[m] = i
         m += 1
     P[P_WFREE] = free

@@ -116,7 +116,8 @@ class Simulation:
         return n
 
     # -- purgatory ----------------------------------------------------------------------------------
-    def watch(self, op_id: int, delay_ms: int, keys: list[Key] | tuple[Key, ...], completable: bool = False) -> bool:
+    def watch(self, op_id: int, delay_ms: int, keys: list[Key] | tuple[Key, ...], completable: bool = False,
+              completes_on_retry: bool = False) -> bool:
         op_id = check_range("op id", op_id, 0, MAX_ID)
         if self._ops.get(op_id) is not None:
             raise ValueError(f"watch: op id {op_id} was used already (an operation is watched once)")
@@ -124,7 +125,8 @@ class Simulation:
         delay_ms = check_delay(delay_ms)
         row = self._ops.new(op_id)
         kids = [[self.purgatory.key_id(k) for k in keys]]
-        results, completions = self.purgatory.watch_many([row], [delay_ms], kids, [bool(completable)])
+        results, completions = self.purgatory.watch_many([row], [delay_ms], kids, [bool(completable)],
+                                                         completes_on_retry=[bool(completes_on_retry)])
         self._completions(completions)
         result = bool(results[0])
         self.history(ev.TryCompleteElseWatch(self.now, op_id, delay_ms, keys, result))

@@ -102,17 +102,25 @@ class MockDelayedOperation(DelayedOperation):
     callbacks as ``Complete`` / ``Expire`` events."""
 
     def __init__(self, delay_ms: int, op_id: int, clock: Clock,
-                 listener: Callable[[Event], None] | None = None, completable: bool = False) -> None:
+                 listener: Callable[[Event], None] | None = None, completable: bool = False,
+                 completes_on_retry: bool = False) -> None:
         super().__init__(delay_ms, op_id)
         self.op_id = op_id
         self.completable = completable
+        # The condition turns true right after tryComplete's first look (spec.ops.Watch).
+        self.completes_on_retry = completes_on_retry
         self._clock = clock
         self._listener = listener
         self.completions = 0
         self.expirations = 0
 
     def try_complete(self) -> bool:
-        return self.force_complete() if self.completable else False
+        if self.completable:
+            return self.force_complete()
+        if self.completes_on_retry:
+            self.completes_on_retry = False
+            self.completable = True  # the satisfying event arrives after this first look
+        return False
 
     def on_complete(self) -> None:
         self.completions += 1

@@ -98,12 +98,14 @@ class Simulation:
         return n
 
     # -- purgatory ----------------------------------------------------------------------------------
-    def watch(self, op_id: int, delay_ms: int, keys: list[Key] | tuple[Key, ...], completable: bool = False) -> bool:
+    def watch(self, op_id: int, delay_ms: int, keys: list[Key] | tuple[Key, ...], completable: bool = False,
+              completes_on_retry: bool = False) -> bool:
         op_id = check_range("op id", op_id, 0, MAX_ID)
         if op_id in self.ops:
             raise ValueError(f"watch: op id {op_id} was used already (an operation is watched once)")
         keys = check_keys(keys)
-        op = self.ops[op_id] = MockDelayedOperation(delay_ms, op_id, self.clock, self.history, completable)
+        op = self.ops[op_id] = MockDelayedOperation(delay_ms, op_id, self.clock, self.history, completable,
+                                                         completes_on_retry)
         result = self.purgatory.try_complete_else_watch(op, keys)
         self.history(ev.TryCompleteElseWatch(self.now, op_id, op.delay_ms, keys, result))
         return result

@@ -358,6 +358,7 @@ class Op(Task):
         self.lock = SimLock(f"op{op_id}.lock")
         self.completed = False
         self.completable = completable
+        self.completes_on_retry = False  # spec.ops.Watch: true from the second look on
         self.keys: tuple[Any, ...] = ()
         self.watched = False
         #: (step, thread id) at which the completed flag was won, for the lost-wakeup property
@@ -394,6 +395,9 @@ class Op(Task):
         yield Step(f"{self.label}.tryComplete: read completable")
         if self.completable:
             return (yield from self.force_complete(ctx, via))
+        if self.completes_on_retry:
+            self.completes_on_retry = False
+            self.completable = True  # the satisfying event arrives right after this first look
         return False
 
     def safe_try_complete_or_else(self, ctx: Ctx, f: Callable[[Ctx], ThreadBody]) -> ThreadBody:
@@ -701,7 +705,8 @@ class StepSimulation:
         return n
 
     # -- purgatory -----------------------------------------------------------------------------------
-    def watch(self, ctx: Ctx, op_id: int, delay_ms: int, keys: Any, completable: bool = False) -> ThreadBody:
+    def watch(self, ctx: Ctx, op_id: int, delay_ms: int, keys: Any, completable: bool = False,
+              completes_on_retry: bool = False) -> ThreadBody:
         op_id = check_range("op id", op_id, 0, MAX_ID)
         keys = check_keys(keys)
         op = self.ops.get(op_id)
@@ -713,6 +718,7 @@ class StepSimulation:
             op.delay_ms = check_delay(delay_ms)
             op.completable = op.completable or completable
         op.watched, op.keys = True, keys
+        op.completes_on_retry = bool(completes_on_retry)
         result = yield from self.purgatory.try_complete_else_watch(ctx, op, keys)
         self.emit(ev.TryCompleteElseWatch(self.now, op_id, op.delay_ms, keys, result))
         return result

@@ -25,6 +25,10 @@ class Record:
         d: dict[str, Any] = {"kind": self.kind}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
+            # Fields added after a format was published are written only when they matter, so
+            # files and request lines written before them stay byte-for-byte the same.
+            if f.metadata.get("omit_default") and v == f.default:
+                continue
             d[f.name] = list(v) if isinstance(v, tuple) else v
         return d
 

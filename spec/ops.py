@@ -54,13 +54,20 @@ class Size(Record):
 class Watch(Record):
     """``DelayedOperationPurgatory.tryCompleteElseWatch(op, keys)`` for a new operation with
     timeout ``delay`` whose ``tryComplete`` succeeds iff it is completable (Kafka's test
-    MockDelayedOperation)."""
+    MockDelayedOperation).
+
+    ``completes_on_retry``: the operation's condition is false when ``tryComplete`` first looks
+    and true from then on: the satisfying event arrives while the operation is being watched
+    (the window of Kafka's lost-wakeup bugs, KAFKA-1952).  Kafka's second ``tryComplete``, made
+    after watching every key, completes it inside the call, which then returns true.  This is how
+    a one-request-at-a-time history expresses that race."""
 
     kind = "watch"
     op: int
     delay: int
     keys: tuple[Key, ...]
     completable: bool = False
+    completes_on_retry: bool = dataclasses.field(default=False, metadata={"omit_default": True})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from wheelspec.conformance.adapters import resolve
 from wheelspec.conformance.campaign import run_seed_range
 from wheelspec.conformance.cli import main
 from wheelspec.conformance.judge import judge
@@ -83,13 +84,25 @@ def test_broken_fixtures_also_fail_the_corpus():
         assert failed, name
 
 
-def test_one_try_is_not_observable_in_a_sequential_history():
+def test_one_try_is_caught_by_the_watch_race_scenario():
     """``tryCompleteElseWatch`` without its second ``tryComplete`` differs from Kafka only when the
-    operation becomes completable *between* the first try and the watch, i.e. under concurrency
-    (a checkAndComplete racing the watch: the lost wakeup). Protocol v1 is sequential, so its
-    histories are the reference's, event for event; the interleaving model of docs/CONCURRENCY.md
-    is what catches this mutant. This test pins that claim: if it ever fails, the fixture (or the
-    runner) changed and the report must say so."""
+    operation becomes completable *between* the first try and the watch.  A sequential history
+    expresses that race with ``Watch(completes_on_retry=True)`` (spec/ops.py); the corpus scenario
+    built on it catches the fixture: the call returns false, the reference returns true."""
+    from wheelspec.conformance.scenarios import load_corpus, run_scenario
+
+    sc = next(s for s in load_corpus() if s.name == "purgatory/second-try-completes-during-watch")
+    adapter = broken.FACTORIES["one-try"]()
+    res = run_scenario(adapter, adapter.hello().capabilities, sc)
+    assert res.status == "fail"
+    assert any(f.step == 0 and "result" in f.message for f in res.failures), res.failures
+    ref = resolve("reference")()
+    assert run_scenario(ref, ref.hello().capabilities, sc).status == "pass"
+
+
+def test_one_try_is_not_observable_without_the_race():
+    """Without ``completes_on_retry`` (random campaigns do not draw it), the fixture's histories
+    are the reference's, event for event: the second try only matters inside the race window."""
     adapter = broken.FACTORIES["one-try"]()
     caps = adapter.hello().capabilities
     outs = run_seed_range(adapter, caps, "purgatory", range(150), shrink=False)

@@ -4,7 +4,8 @@ A Hypothesis state machine draws wheel parameters (tick 1-50, wheel size 2-64, p
 0-50, a start time), then drives ``wheelspec.reference.Simulation`` and
 ``wheelspec.optimized.Simulation`` with identical operations: add, re-add, cancel (also after a
 fire, and of unknown ids), advances by small, wheel-sized and huge steps and by zero, watches with
-1-5 keys (repeats allowed), set_completable, check_and_complete, cancel_for_key, force_complete.
+1-5 keys (repeats allowed; completable at once, on the second try, or not), set_completable,
+check_and_complete, cancel_for_key, force_complete.
 After every step the two histories must hold identical events, and size, num_delayed and watched
 must agree; every call must return the same value or raise the same exception type.  The
 optimized side runs in debug mode, so its structural invariants are checked after every call too.
@@ -162,10 +163,11 @@ class Lockstep(TimerLockstep):
     """Timer and purgatory rules together."""
 
     # -- purgatory ----------------------------------------------------------------------------------
-    @rule(keys=st.lists(KEYS, min_size=1, max_size=5), completable=st.booleans(), data=st.data())
-    def watch(self, keys: list[object], completable: bool, data: st.DataObject) -> None:
+    @rule(keys=st.lists(KEYS, min_size=1, max_size=5), completable=st.booleans(),
+          on_retry=st.booleans(), data=st.data())
+    def watch(self, keys: list[object], completable: bool, on_retry: bool, data: st.DataObject) -> None:
         delay = data.draw(st.one_of(st.integers(-2, 3 * self.tick), delays(self.tick, self.wheel, self.ref.now)), label="delay")
-        self.both("watch", self.next_op, delay, keys, completable)
+        self.both("watch", self.next_op, delay, keys, completable, on_retry)
         self.next_op += 1
 
     @rule(op=st.integers(0, 12), value=st.booleans())
