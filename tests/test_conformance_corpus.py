@@ -62,7 +62,7 @@ def test_expectations_are_checked_not_skipped_for_the_reference():
 
 def test_js_heap_timer_passes_through_the_subprocess_path():
     if NODE is None:
-        pytest.fail("node is not installed: the JavaScript adapter fixture needs it (apt-get install nodejs)")
+        pytest.fail("node is not installed: the JavaScript adapter fixture needs it (bash .ci/system-deps, or apt-get install nodejs)")
     results = _run_all(f"cmd:{NODE} {ROOT / 'tests' / 'fixtures' / 'heap_timer.js'}")
     assert not [(r.name, r.failures) for r in results if r.status == "fail"]
     passed = [r.name for r in results if r.status == "pass"]

@@ -118,7 +118,7 @@ def test_protocol_page_has_two_example_sessions():
 def test_protocol_page_timer_session_is_what_the_js_adapter_says():
     """The full example session on docs/PROTOCOL.md, replayed byte for byte against the JS adapter."""
     if NODE is None:
-        pytest.fail("node is not installed: the JavaScript adapter fixture needs it (apt-get install nodejs)")
+        pytest.fail("node is not installed: the JavaScript adapter fixture needs it (bash .ci/system-deps, or apt-get install nodejs)")
     _replay_session(_sessions()[0], [NODE, "tests/fixtures/heap_timer.js"], [])
 
 

@@ -1,7 +1,7 @@
 """Real-time mode: the judge on synthetic outcomes (deterministic), schedule files, and short
 live runs of Netty's HashedWheelTimer (Java + libnetty-java) and a live asyncio loop.
 
-Missing Java or Netty is a FAILURE with the install hint, never a skip: .ci/run installs both."""
+Missing Java or Netty is a FAILURE with the install hint, never a skip: .ci/system-deps installs Netty."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_bad_schedule_files_are_one_line_errors(tmp_path, text, msg):
 def _require_netty():
     if shutil.which("java") is None or not Path("/usr/share/java/netty-common.jar").exists():
         pytest.fail("Java and Debian's libnetty-java are required for the Netty adapter test "
-                    "(.ci/run installs them: apt-get install -y libnetty-java)")
+                    "(bash .ci/system-deps installs Netty: apt-get install -y libnetty-java)")
 
 
 def test_netty_hashedwheeltimer_live(tmp_path):

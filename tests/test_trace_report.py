@@ -1,6 +1,6 @@
 """The HTML report of ``wheelspec analyze`` opened in a real headless browser (Debian's chromium):
 the DOM has the expected headings and violating rows, the three plots load, and a screenshot is
-not blank.  No chromium is a failure with instructions, never a skip: CI installs it (.ci/run)."""
+not blank.  No chromium is a failure with instructions, never a skip: bash .ci/system-deps installs it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def chromium() -> str:
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         pytest.fail("chromium is not installed; the report test needs Debian's chromium: "
-                    "apt-get update && apt-get install -y chromium  (.ci/run does this)")
+                    "bash .ci/system-deps (apt-get install -y chromium)")
     return exe
 
 
