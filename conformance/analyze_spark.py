@@ -24,7 +24,7 @@ def load(spark: Any, paths: list[str]) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.utils import AnalysisException
 
-    from .trace import REQUIRED, trace_files
+    from .trace import check_required, trace_files
 
     files = [str(p) for p in trace_files(paths)]
     try:
@@ -32,9 +32,7 @@ def load(spark: Any, paths: list[str]) -> Any:
     except AnalysisException as e:
         raise UserError(f"could not read the trace with Spark: {str(e).splitlines()[0]}") from None
     have = set(df.columns)
-    for c in REQUIRED:
-        if c not in have:
-            raise UserError(f"{files[0]}: the trace has no column {c!r} (required: {', '.join(REQUIRED)})")
+    check_required(have, files[0])
     from pyspark.sql.types import _parse_datatype_string  # noqa: F401 - keeps the import cost here
 
     cols = []

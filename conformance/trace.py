@@ -238,13 +238,19 @@ def table_to_histories(table: pa.Table, source: str = "<trace>") -> dict[str, Hi
 
 
 # ------------------------------------------------------------------ files ----------------------
+def check_required(columns: object, source: str) -> None:
+    """Raise a one-line :class:`UserError` naming the first required column ``columns`` lacks."""
+    have = set(columns)  # type: ignore[call-overload]
+    for c in REQUIRED:
+        if c not in have:
+            raise UserError(f"{source}: the trace has no column {c!r} (required: {', '.join(REQUIRED)})")
+
+
 def conform(table: pa.Table, source: str = "<trace>") -> pa.Table:
     """Check a (third-party) table against :data:`TRACE_SCHEMA`: required columns present,
     present columns castable; absent optional columns added as nulls; columns in schema order."""
     names = set(table.column_names)
-    for c in REQUIRED:
-        if c not in names:
-            raise UserError(f"{source}: the trace has no column {c!r} (required: {', '.join(REQUIRED)})")
+    check_required(names, source)
     cols = []
     for f in TRACE_SCHEMA:
         if f.name in names:
