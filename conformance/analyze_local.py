@@ -186,14 +186,42 @@ class _Rows:
 
 
 # ------------------------------------------------------------------ the analysis ----------------
+Violations = dict[str, tuple[int, list[dict[str, Any]]]]
+
+
 def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: int = 20,
                   source: str = "<trace>") -> dict[str, Any]:
     table = conform(table, source)
     if table.num_rows == 0:
         raise UserError(f"{source}: the trace has no rows")
     R = _Rows(table)
+    viol, by_profile = judge(R, lateness_ms=lateness_ms, max_rows=max_rows)
+    hist = lateness_histogram(R)
+    kind, time, n = R.kind, R.time, R.n
+
+    # ---- throughput ----------------------------------------------------------------------------
+    tmin, tmax = int(time.min()), int(time.max())
+    width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
+    tp = pa.table({"impl": R.impl, "bucket": (time - tmin) // width, "fire": (kind == FIRE).astype(np.int64)})
+    g = tp.group_by(["impl", "bucket"]).aggregate([("fire", "count"), ("fire", "sum")]).to_pydict()
+    series = sorted(({"impl": R.impls[i], "bucket": int(b), "events": int(c), "fires": int(s)}
+                     for i, b, c, s in zip(g["impl"], g["bucket"], g["fire_count"], g["fire_sum"])),
+                    key=lambda d: (d["impl"], d["bucket"]))
+    summary = {"rows": n, "runs": len(R.run_names), "impls": sorted(R.impls),
+               "profiles": sorted({PROFILES[p] for p in np.unique(R.prof)}),
+               "kinds": {EVENT_KINDS[k]: int(c) for k, c in zip(*np.unique(kind, return_counts=True))}}
+    return finish(summary, viol, by_profile, hist, {"bucket_ms": width, "start": tmin, "series": series},
+                  max_rows, lateness_ms)
+
+
+
+def judge(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tuple[Violations, dict[str, int]]:
+    """Every property of :mod:`.analyze_rules` over the rows of ``R`` (any number of whole runs):
+    per property the violation count and the first ``max_rows`` violating rows (by run, seq), and
+    the good fires each profile would call early.  Runs never interact, so the Spark engine calls
+    this on each partition of a dataset partitioned by run and adds the results up."""
     n = R.n
-    viol: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+    viol: Violations = {}
 
     def report(prop: str, pos: np.ndarray, count: int | None = None) -> None:
         pos = np.unique(np.asarray(pos, np.int64))
@@ -358,8 +386,12 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
 
     _lost_wakeups(R, report, by_try, first_done)
     _lost_operations(R, report, first_done, prev_adv, last_adv_of_run)
+    return viol, by_profile
 
-    # ---- lateness and throughput ----------------------------------------------------------------
+
+def lateness_histogram(R: _Rows) -> list[tuple[str, int, str, int, int]]:
+    """(impl, wheel level or -1, profile, fire - exp, count) over every fire with a deadline."""
+    kind, time = R.kind, R.time
     fr = np.flatnonzero((kind == FIRE) & R.dl_ok)
     level = np.full(fr.size, -1, np.int64)
     known = R.delay_ok[fr] & R.wheel_ok[fr]
@@ -373,18 +405,7 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
     g = lat_t.group_by(["impl", "level", "prof", "late"]).aggregate([("late", "count")]).to_pydict()
     hist = [(R.impls[i], int(lv), PROFILES[p], int(lt), int(c)) for i, lv, p, lt, c in
             zip(g["impl"], g["level"], g["prof"], g["late"], g["late_count"])]
-    tmin, tmax = int(time.min()), int(time.max())
-    width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
-    tp = pa.table({"impl": R.impl, "bucket": (time - tmin) // width, "fire": (kind == FIRE).astype(np.int64)})
-    g = tp.group_by(["impl", "bucket"]).aggregate([("fire", "count"), ("fire", "sum")]).to_pydict()
-    series = sorted(({"impl": R.impls[i], "bucket": int(b), "events": int(c), "fires": int(s)}
-                     for i, b, c, s in zip(g["impl"], g["bucket"], g["fire_count"], g["fire_sum"])),
-                    key=lambda d: (d["impl"], d["bucket"]))
-    summary = {"rows": n, "runs": len(R.run_names), "impls": sorted(R.impls),
-               "profiles": sorted({PROFILES[p] for p in np.unique(R.prof)}),
-               "kinds": {EVENT_KINDS[k]: int(c) for k, c in zip(*np.unique(kind, return_counts=True))}}
-    return finish(summary, viol, by_profile, hist, {"bucket_ms": width, "start": tmin, "series": series},
-                  max_rows, lateness_ms)
+    return hist
 
 
 def _keys_table(R: _Rows, pos: np.ndarray, column: str, **extra: np.ndarray) -> pa.Table:

@@ -1,9 +1,12 @@
 """What ``wheelspec analyze`` computes, shared by both engines (pyarrow/numpy and Spark).
 
-The property queries themselves live in :mod:`.analyze_local` and :mod:`.analyze_spark`; both
-implement the *same* set-based algorithm, described here once, so that their JSON results are
-identical (a test checks it).  The algorithm re-states the history checker's properties
-(:mod:`wheelspec.spec.checker`) over a whole dataset:
+The property queries are :func:`.analyze_local.judge` (pyarrow joins and numpy segmented
+scans over whole runs); the local engine runs it on the whole dataset, the Spark engine
+(:mod:`.analyze_spark`) on each partition of the dataset hash-partitioned by run, and sums the
+results, so both engines' JSON results are identical (a test checks it).  The summary, lateness
+and throughput are order-free aggregations each engine computes itself.  The algorithm, described
+here once, re-states the history checker's properties (:mod:`wheelspec.spec.checker`) over a
+whole dataset:
 
 Per run, rows ordered by ``seq``.  A *request* row is any row whose kind is not caused
 (fire, complete, expire, purge); the caused rows before a request row are its *window*.

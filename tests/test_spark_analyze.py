@@ -1,7 +1,7 @@
 """``wheelspec analyze --engine spark`` returns exactly the local engine's JSON (which the
 trace tests check against the history checker): one dataset mixing reference histories, broken
 (mutated) ones, a synthetic trace with planted early and double fires, and a third-party file
-with only some columns.  One Spark analysis: Spark jobs are slow to start on a small machine."""
+with only some columns.  The Spark engine is four Spark jobs per analysis."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from test_trace_analyze import _fixed_schedule, checker_props, mutate, run_info
 from test_trace_roundtrip import run_reference
 
 from wheelspec.conformance.analyze import analyze
-from wheelspec.conformance.trace import history_rows, rows_to_table, write_trace
+from wheelspec.conformance.analyze_local import analyze_table
+from wheelspec.conformance.analyze_spark import analyze_dataframe, load
+from wheelspec.conformance.trace import history_rows, read_trace, rows_to_table, write_trace
 from wheelspec.conformance.trace_synth import synthetic_trace
 
 
@@ -33,6 +35,8 @@ def test_spark_engine_gives_the_local_engines_json(spark, tmp_path):
     write_trace(rows_to_table(rows), tmp_path / "ds" / "reference.parquet")
     synth, planted = synthetic_trace(9000, runs=3, seed=4, plant_early=True, plant_double=True)
     write_trace(synth, tmp_path / "ds" / "synthetic.parquet")
+    renamed = pa.array(["b-" + r for r in synth.column("run").to_pylist()])   # the same runs twice
+    write_trace(synth.set_column(synth.schema.get_field_index("run"), "run", renamed), tmp_path / "ds" / "synth-b.parquet")
     pq.write_table(pa.table({"run": ["third"] * 4, "seq": [0, 1, 2, 3], "kind": ["add", "advance", "fire", "advance"],
                              "time": [0, 5, 12, 12], "id": [1, None, 1, None], "delay": [10, None, None, None],
                              "deadline": [10, None, 10, None]}), tmp_path / "ds" / "third.parquet")
@@ -49,3 +53,11 @@ def test_spark_engine_gives_the_local_engines_json(spark, tmp_path):
                for r in rows_early)
     # the third-party run: a fire 2 ms late, lateness known, level unknown (no wheel size)
     assert any(g["impl"] == "" and g["level"] is None and g["max"] == 2 for g in local["lateness"])
+    # The per-partition results add up whatever the partitioning: 5 partitions of whole runs
+    # (some runs of a property in different partitions), and the first-rows lists are cut after
+    # the merge (max_rows=1 keeps the globally first row, not each partition's).
+    few = analyze_table(read_trace([str(tmp_path / "ds")]), max_rows=1)
+    df = load(spark, [str(tmp_path / "ds")])
+    assert analyze_dataframe(spark, df, max_rows=1, partitions=5) == few
+    assert few["properties"]["no-early-fire"]["violations"] == 2
+    assert [r["run"] for r in few["properties"]["no-early-fire"]["rows"]] == ["b-" + planted[0].run]
