@@ -32,6 +32,8 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
             _fail(f"level {lvl} clock {cur} not a multiple of its tick {tick}")
         if lv[lvl, L.LV_CVID] != cur // tick or lv[lvl, L.LV_CIDX] != (cur // tick) % W:
             _fail(f"level {lvl}: cached clock bucket out of date")
+        if lv[lvl, L.LV_END] != cur + tick * W:
+            _fail(f"level {lvl}: cached window end {int(lv[lvl, L.LV_END])} != {cur} + {tick} * {W}")
         if lvl:
             if tick != lv[lvl - 1, L.LV_TICK] * W:
                 _fail(f"level {lvl} tick {tick} != W * tick below")

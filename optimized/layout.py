@@ -7,9 +7,11 @@ cheap to import.
 Timer (models Kafka's ``SystemTimer`` + ``TimingWheel`` + ``TimerTaskList`` + ``DelayQueue``):
 
 * ``S``     int64[S_LEN]            scalars (the slots named below).
-* ``lv``    int64[max_levels, 4]    one record per wheel level: its tick, its lazy clock
-                                    ``current_time``, and (to place entries without dividing)
-                                    ``current_time // tick`` and that modulo W.  Level 0 exists from the start; level L+1 is
+* ``lv``    int64[max_levels, 5]    one record per wheel level: its tick, its lazy clock
+                                    ``current_time``, (to place entries without dividing)
+                                    ``current_time // tick`` and that modulo W, and the end of
+                                    the level's window ``current_time + tick * W`` (an entry
+                                    belongs to the lowest level whose window end exceeds it).  Level 0 exists from the start; level L+1 is
                                     created on demand (Kafka's overflow wheel) and ``S[NLEV]``
                                     counts the levels created so far.
 * ``bk``    int64[max_levels*W, 4]  one record per bucket (``TimerTaskList``): its expiration (-1:
@@ -62,6 +64,8 @@ LV_TICK = 0
 LV_CUR = 1
 LV_CVID = 2    # current_time // tick
 LV_CIDX = 3    # (current_time // tick) % W: the bucket the clock stands in
+LV_END = 4     # current_time + tick * W: the level holds exactly the expirations below this
+LV_COLS = 5
 
 # -- bk columns -------------------------------------------------------------------------------------
 B_EXP = 0
@@ -74,7 +78,6 @@ BK_COLS = 4
 DONE = 0
 NEED_CHUNKS = 1
 NEED_OUT = 2
-NEED_SCRATCH = 3
 
 #: Every expiration the accepted ranges allow satisfies ``|exp - current_time| < 2**44`` (see
 #: :mod:`wheelspec.spec.limits`).
@@ -108,11 +111,12 @@ def new_timer_arrays(tick_ms: int, wheel_size: int, start_ms: int, capacity: int
     S[WSIZE] = wheel_size
     S[NLEV] = 1
     S[MAXLEV] = maxlev
-    lv = np.zeros((maxlev, 4), np.int64)
+    lv = np.zeros((maxlev, LV_COLS), np.int64)
     lv[0, LV_TICK] = tick_ms
     lv[0, LV_CUR] = start_ms - start_ms % tick_ms
     lv[0, LV_CVID] = start_ms // tick_ms
     lv[0, LV_CIDX] = (start_ms // tick_ms) % wheel_size
+    lv[0, LV_END] = lv[0, LV_CUR] + tick_ms * wheel_size
     bk = np.full((nbuckets, BK_COLS), -1, np.int64)
     bk[:, B_NSLOTS] = 0
     heap = np.full(nbuckets + 1, -1, np.int64)
@@ -144,6 +148,18 @@ def grow_chunks(S: np.ndarray, pid: np.ndarray, pexp: np.ndarray, cnext: np.ndar
     S[FREE] = old
     S[NFREE] += new - old
     return pid2, pexp2, cnext2
+
+
+def grow_out(out: np.ndarray, at_least: int) -> np.ndarray:
+    """Grow the fired-task buffer (``int64[2, capacity]``: row 0 ids, row 1 expirations, so each
+    row is a contiguous array) to at least ``at_least`` columns, at least doubling.  The new part
+    is left uninitialised: kernels only read what they wrote."""
+    old = out.shape[1]
+    if at_least <= old:
+        return out
+    b = np.empty((2, max(2 * old, at_least)), np.int64)
+    b[:, :old] = out
+    return b
 
 
 def grow_rows(a: np.ndarray, at_least: int, fill: int) -> np.ndarray:

@@ -89,9 +89,9 @@ class ArrayTimer:
         self.pid: np.ndarray = arrays["pid"]
         self.pexp: np.ndarray = arrays["pexp"]
         self.cnext: np.ndarray = arrays["cnext"]
-        self.out = np.zeros((64, 2), np.int64)     # fired (id, exp), filled by kernels
-        self.sids = np.zeros(64, np.int64)         # flush scratch: live ids of one bucket
-        self.sexps = np.zeros(64, np.int64)
+        self.out = np.empty((2, 64), np.int64)     # fired ids (row 0) and expirations (row 1)
+        self.sids = np.empty(L.CHUNK, np.int64)     # flush scratch: the live entries of one chunk
+        self.sexps = np.empty(L.CHUNK, np.int64)
         self._one_id = np.zeros(1, np.int64)       # per-operation add without allocating
         self._one_exp = np.zeros(1, np.int64)
 
@@ -210,8 +210,8 @@ class ArrayTimer:
             # Both grow by doubling: a batch of n adds needs far fewer than n chunks or rows.
             if self.S[L.NFREE] == 0:
                 self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext, 1)
-            if self.out.shape[0] == self.S[L.NOUT]:
-                self.out = L.grow_rows(self.out, int(self.S[L.NOUT]) + 1, 0)
+            if self.out.shape[1] == self.S[L.NOUT]:
+                self.out = L.grow_out(self.out, int(self.S[L.NOUT]) + 1)
         self._after()
 
     def _advance(self, now: int) -> None:
@@ -225,10 +225,7 @@ class ArrayTimer:
             if status == L.NEED_CHUNKS:
                 self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext, need)
             elif status == L.NEED_OUT:
-                self.out = L.grow_rows(self.out, int(self.S[L.NOUT]) + need, 0)
-            elif status == L.NEED_SCRATCH:
-                self.sids = L.grow_rows(self.sids, need, 0)
-                self.sexps = L.grow_rows(self.sexps, need, 0)
+                self.out = L.grow_out(self.out, int(self.S[L.NOUT]) + need)
         self._after()
 
     def _take_out(self) -> tuple[np.ndarray, np.ndarray]:
@@ -236,7 +233,12 @@ class ArrayTimer:
         self.S[L.NOUT] = 0
         if n == 0:
             return _EMPTY, _EMPTY
-        return self.out[:n, 0].copy(), self.out[:n, 1].copy()
+        if n >= _HAND_OVER:
+            # A large result: hand the buffer itself to the caller (its rows are contiguous) and
+            # start a fresh one, rather than copying megabytes.
+            out, self.out = self.out, np.empty((2, 64), np.int64)
+            return out[0, :n], out[1, :n]
+        return self.out[0, :n].copy(), self.out[1, :n].copy()
 
     def _check_error(self) -> None:
         if self.S[L.ERROR]:
@@ -247,6 +249,9 @@ class ArrayTimer:
             from .invariants import check_timer
             check_timer(self)
 
+
+#: Results of at least this many fired tasks are returned as the output buffer itself.
+_HAND_OVER = 4096
 
 _EMPTY = np.zeros(0, np.int64)
 _EMPTY.setflags(write=False)

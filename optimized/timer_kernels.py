@@ -18,10 +18,11 @@ Rules these kernels keep:
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .layout import (B_EXP, B_HEAD, B_NSLOTS, B_TAIL, CHUNK, COUNT, DONE, FREE, HEAPN, LV_CIDX, LV_CUR,
-                     LV_CVID, LV_TICK, MAXLEV, NEED, NEED_CHUNKS, NEED_OUT, NEED_SCRATCH, NFREE, NLEV, NOUT, WSIZE)
+                     LV_CVID, LV_END, LV_TICK, MAXLEV, NEED, NEED_CHUNKS, NEED_OUT, NFREE, NLEV, NOUT, WSIZE)
 
 #: ``S[ERROR]`` codes: states the proofs say cannot happen; the wrapper raises if one is set.
 ERR_LEVELS = 1      # a new overflow level would exceed the level table
@@ -57,6 +58,10 @@ def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, lo
     nfree = S[NFREE]
     nout = S[NOUT]
     heapcap = heap.shape[0]
+    # Due means below level 0's clock + tick.  Only level 0 needs the test: the level clocks are
+    # aligned (level L's clock is level L-1's rounded down to level L's tick), so an entry that
+    # passed level L-1 (exp >= clock[L-1] + tick[L] >= clock[L] + tick[L]) is never due at level L.
+    due_below = lv[0, LV_CUR] + lv[0, LV_TICK]
     for i in range(lo, hi):
         t = ids[i]
         exp = exps[i] + base
@@ -65,76 +70,88 @@ def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, lo
             if old >= 0 and pid[old] == t:
                 pid[old] = -1
                 count -= 1
+        if exp < due_below:
+            # Due (or overdue): handed to the executor now, in this order.  The task keeps no
+            # location: its old slot (if any) is already dead.
+            out[0, nout] = t
+            out[1, nout] = exp
+            nout += 1
+            continue
+        # The lowest level whose window (its clock + tick * W, cached in LV_END) reaches exp.
         level = 0
-        while True:
-            tick = lv[level, LV_TICK]
-            cur = lv[level, LV_CUR]
-            if exp < cur + tick:
-                # Due (or overdue): handed to the executor now, in this order.  The task keeps no
-                # location: its old slot (if any) is already dead.
-                out[nout, 0] = t
-                out[nout, 1] = exp
-                nout += 1
-                break
-            if exp < cur + tick * W:
-                # The bucket is (exp // tick) % W.  It is found from the clock's own bucket, as
-                # exp // tick is less than W windows ahead of it, so no modulo is needed; and
-                # with tick 1 (Kafka's default for level 0) no division either.
-                vid = exp if tick == 1 else exp // tick
-                idx = lv[level, LV_CIDX] + (vid - lv[level, LV_CVID])
-                if idx >= W:
-                    idx -= W
-                b = level * W + idx
-                ns = bk[b, B_NSLOTS]
-                if ns % CHUNK == 0:
-                    # The bucket's tail chunk is full (or it has none): take a free chunk.
-                    c = free
-                    free = cnext[c]
-                    nfree -= 1
-                    cnext[c] = -1
-                    if ns == 0:
-                        bk[b, B_HEAD] = c
-                    else:
-                        cnext[bk[b, B_TAIL]] = c
-                    bk[b, B_TAIL] = c
-                s = bk[b, B_TAIL] * CHUNK + ns % CHUNK
-                pid[s] = t
-                pexp[s] = exp
-                bk[b, B_NSLOTS] = ns + 1
-                tk[t] = s
-                count += 1
-                bexp = vid * tick
-                if bk[b, B_EXP] != bexp:
-                    # "We only need to enqueue the bucket when its expiration time has changed,
-                    # i.e. the wheel has advanced and the previous buckets gets reused" (Kafka).
-                    bk[b, B_EXP] = bexp
-                    if heapn >= heapcap:
-                        S[10] = ERR_HEAP
-                        break
-                    # java.util.PriorityQueue.siftUp, comparing expirations only.
-                    k = heapn
-                    heapn += 1
-                    while k > 0:
-                        parent = (k - 1) >> 1
-                        e = heap[parent]
-                        if bexp >= bk[e, B_EXP]:
-                            break
-                        heap[k] = e
-                        k = parent
-                    heap[k] = b
-                break
+        while exp >= lv[level, LV_END]:
             if level + 1 == nlev:
                 # Kafka's addOverflowWheel: tick = this interval, start = this clock.
                 if nlev >= maxlev:
                     S[10] = ERR_LEVELS
                     break
-                ntick = tick * W
+                cur = lv[level, LV_CUR]
+                ntick = lv[level, LV_TICK] * W
                 lv[nlev, LV_TICK] = ntick
                 lv[nlev, LV_CUR] = cur - cur % ntick
                 lv[nlev, LV_CVID] = cur // ntick
                 lv[nlev, LV_CIDX] = (cur // ntick) % W
+                lv[nlev, LV_END] = lv[nlev, LV_CUR] + ntick * W
                 nlev += 1
             level += 1
+        if S[10] != 0:
+            break
+        # The bucket is (exp // tick) % W.  It is found from the clock's own bucket, as exp // tick
+        # is less than W windows ahead of it, so no modulo is needed.  exp // tick itself: with
+        # tick 1 (Kafka's default for level 0) no division; otherwise a multiplication by the
+        # reciprocal, corrected by one step.  That is exact: 0 < exp < 2**45, so the float product
+        # is within 2**-7 of exp / tick and its truncation within 1 of the floor; a 64-bit integer
+        # division here cost about a third of the whole add.
+        tick = lv[level, LV_TICK]
+        if tick == 1:
+            vid = exp
+        else:
+            vid = np.int64(np.float64(exp) * (1.0 / np.float64(tick)))
+            if vid * tick > exp:
+                vid -= 1
+            elif vid * tick + tick <= exp:
+                vid += 1
+        idx = lv[level, LV_CIDX] + (vid - lv[level, LV_CVID])
+        if idx >= W:
+            idx -= W
+        b = level * W + idx
+        ns = bk[b, B_NSLOTS]
+        if ns & (CHUNK - 1) == 0:
+            # The bucket's tail chunk is full (or it has none): take a free chunk.
+            c = free
+            free = cnext[c]
+            nfree -= 1
+            cnext[c] = -1
+            if ns == 0:
+                bk[b, B_HEAD] = c
+            else:
+                cnext[bk[b, B_TAIL]] = c
+            bk[b, B_TAIL] = c
+        s = bk[b, B_TAIL] * CHUNK + (ns & (CHUNK - 1))
+        pid[s] = t
+        pexp[s] = exp
+        bk[b, B_NSLOTS] = ns + 1
+        tk[t] = s
+        count += 1
+        bexp = vid * tick
+        if bk[b, B_EXP] != bexp:
+            # "We only need to enqueue the bucket when its expiration time has changed, i.e. the
+            # wheel has advanced and the previous buckets gets reused" (Kafka).
+            bk[b, B_EXP] = bexp
+            if heapn >= heapcap:
+                S[10] = ERR_HEAP
+                break
+            # java.util.PriorityQueue.siftUp, comparing expirations only.
+            k = heapn
+            heapn += 1
+            while k > 0:
+                parent = (k - 1) >> 1
+                e = heap[parent]
+                if bexp >= bk[e, B_EXP]:
+                    break
+                heap[k] = e
+                k = parent
+            heap[k] = b
     S[NLEV] = nlev
     S[COUNT] = count
     S[HEAPN] = heapn
@@ -152,7 +169,7 @@ def add_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, start
     i = start
     while i < n:
         k = n - i
-        room_out = out.shape[0] - S[NOUT]
+        room_out = out.shape[1] - S[NOUT]
         if room_out < k:
             k = room_out
         if S[NFREE] < k:
@@ -203,6 +220,7 @@ def _advance_clock(S, lv, time_ms):
         lv[0, LV_CUR] = time_ms - time_ms % tick
         lv[0, LV_CVID] = time_ms // tick
         lv[0, LV_CIDX] = (time_ms // tick) % W
+        lv[0, LV_END] = lv[0, LV_CUR] + tick * W
         level = 1
         nlev = S[NLEV]
         while level < nlev:
@@ -212,6 +230,7 @@ def _advance_clock(S, lv, time_ms):
                 lv[level, LV_CUR] = below - below % tick
                 lv[level, LV_CVID] = below // tick
                 lv[level, LV_CIDX] = (below // tick) % W
+                lv[level, LV_END] = lv[level, LV_CUR] + tick * W
                 level += 1
             else:
                 break
@@ -232,12 +251,10 @@ def advance(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, now):
             break
         ns = bk[b, B_NSLOTS]
         # Room for the worst case of this flush, checked before anything changes: every slot
-        # live, every entry fired, and one fresh chunk per distinct target bucket (the bucket's
-        # own chunks are freed before its entries are placed, which covers the rest).
-        if ns > sids.shape[0]:
-            S[NEED] = ns
-            return NEED_SCRATCH
-        if ns > out.shape[0] - S[NOUT]:
+        # live and every entry fired; and chunks.  The flush frees each chunk of the bucket
+        # before it places that chunk's (at most CHUNK) entries, so placements never hold more
+        # than one fresh chunk per distinct target bucket beyond what the flush gave back.
+        if ns > out.shape[1] - S[NOUT]:
             S[NEED] = ns
             return NEED_OUT
         need_chunks = ns if ns < nbuckets else nbuckets
@@ -246,40 +263,39 @@ def advance(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, now):
             return NEED_CHUNKS
         _poll(S, bk, heap)
         _advance_clock(S, lv, e)
-        # Flush: gather the live entries in insertion order.  This reads the chunks sequentially
-        # and touches no per-task record: a slot holds its task's id and expiration, and a dead
-        # slot holds -1.  Each slot is cleared as it is read, so a task whose location still
-        # points here is seen as not scheduled.
-        k = 0
-        rem = ns
         c = bk[b, B_HEAD]
-        last = c
-        while rem > 0:
-            m = rem if rem < CHUNK else CHUNK
-            base = c * CHUNK
-            for s in range(base, base + m):
-                t = pid[s]
-                if t >= 0:
-                    pid[s] = -1
-                    sids[k] = t
-                    sexps[k] = pexp[s]
-                    k += 1
-            rem -= m
-            last = c
-            c = cnext[c]
-        if ns > 0:
-            # The whole chain goes back to the free list at once.
-            cnext[last] = S[FREE]
-            S[FREE] = bk[b, B_HEAD]
-            S[NFREE] += (ns + CHUNK - 1) // CHUNK
-        S[COUNT] -= k
         bk[b, B_EXP] = -1
         bk[b, B_HEAD] = -1
         bk[b, B_TAIL] = -1
         bk[b, B_NSLOTS] = 0
-        _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, 0, 0, k, True)
-        if S[10] != 0:
-            return DONE
+        # Flush, one chunk at a time, in insertion order: copy the chunk's live entries (a slot
+        # holds its task's id and expiration, a dead slot -1) into the CHUNK-slot scratch,
+        # clearing each slot as it is read (a task whose location still points here then reads as
+        # not scheduled); give the chunk back to the free list; re-add the copied entries.  The
+        # flush reads chunks sequentially, touches no per-task record, and the chunk it just freed
+        # is the first one the re-adds take, so the pool's working set stays in cache.
+        rem = ns
+        while rem > 0:
+            m = rem if rem < CHUNK else CHUNK
+            first = c * CHUNK
+            k = 0
+            for slot in range(first, first + m):
+                t = pid[slot]
+                if t >= 0:
+                    pid[slot] = -1
+                    sids[k] = t
+                    sexps[k] = pexp[slot]
+                    k += 1
+            rem -= m
+            nxt = cnext[c]
+            cnext[c] = S[FREE]
+            S[FREE] = c
+            S[NFREE] += 1
+            c = nxt
+            S[COUNT] -= k
+            _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, 0, 0, k, True)
+            if S[10] != 0:
+                return DONE
     return DONE
 
 
