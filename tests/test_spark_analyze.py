@@ -5,8 +5,9 @@ with only some columns.  The Spark engine is four Spark jobs per analysis."""
 
 from __future__ import annotations
 
-import pytest
 import random
+
+import pytest
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -16,6 +17,7 @@ from test_trace_roundtrip import run_reference
 from wheelspec.conformance.analyze import analyze
 from wheelspec.conformance.analyze_local import analyze_table
 from wheelspec.conformance.analyze_spark import analyze_dataframe, load
+from wheelspec.conformance.errors import UserError
 from wheelspec.conformance.trace import history_rows, read_trace, rows_to_table, write_trace
 from wheelspec.conformance.trace_synth import synthetic_trace
 
@@ -61,3 +63,13 @@ def test_spark_engine_gives_the_local_engines_json(spark, tmp_path):
     assert analyze_dataframe(spark, df, max_rows=1, partitions=5) == few
     assert few["properties"]["no-early-fire"]["violations"] == 2
     assert [r["run"] for r in few["properties"]["no-early-fire"]["rows"]] == ["b-" + planted[0].run]
+
+
+def test_spark_engine_rejects_bad_input_in_one_line(spark, tmp_path):
+    """The Spark engine validates in its first aggregation, before any executor runs the judge:
+    an unknown kind or profile is a one-line user error naming the column and the value."""
+    base = {"run": ["r"] * 2, "seq": [0, 1], "kind": ["add", "advance"], "time": [0, 1]}
+    for col, bad, value in (("kind", ["add", "bogus"], "bogus"), ("profile", ["kafka", "lax"], "lax")):
+        pq.write_table(pa.table({**base, col: bad}), tmp_path / f"{col}.parquet")
+        with pytest.raises(UserError, match=f"'{col}' has an unknown value '{value}'"):
+            analyze([str(tmp_path / f"{col}.parquet")], engine="spark", spark=spark)
