@@ -81,7 +81,7 @@ class Driver:
 
     name = "?"
     memory = "tracemalloc"
-    workloads: tuple[str, ...] = ("insert", "cancel", "fire-steps", "fire-jump", "purgatory")
+    workloads: tuple[str, ...] = ("insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory")
 
     def available(self) -> str | None:
         """None if usable here, else the reason it is not."""
@@ -124,7 +124,7 @@ class PerOpDriver(Driver):
     def prepare(self, wl: TimerWorkload | PurgatoryWorkload, cfg: TimerConfig) -> Prepared:
         if isinstance(wl, PurgatoryWorkload):
             return self._prepare_purgatory(wl, cfg)
-        timer = self.new_timer(cfg, wl.n)
+        timer = self.new_timer(cfg, wl.capacity)
         ids = wl.ids.tolist()
         delays = wl.delays.tolist()
         who = self.name
@@ -141,6 +141,8 @@ class PerOpDriver(Driver):
         add = timer.add
         for i, d in zip(ids, delays):
             add(i, d)
+        if wl.name == "steady":
+            return self._prepare_steady(wl, timer)
         if wl.name == "cancel":
             assert wl.cancel_order is not None
             order = wl.cancel_order.tolist()
@@ -164,6 +166,27 @@ class PerOpDriver(Driver):
         def verify(returned: list[Any]) -> None:
             _check_all_fired(wl, self.fired_ids(timer, returned), who)
             _expect(timer.size() == 0, f"{who}: {wl.name} n={wl.n}: size() is {timer.size()} after all fired")
+        return Prepared(timed, verify, timer)
+
+    def _prepare_steady(self, wl: TimerWorkload, timer: Any) -> Prepared:
+        assert wl.window_ids is not None and wl.window_delays is not None and wl.cancel_order is not None
+        adds = list(zip(wl.window_ids.tolist(), wl.window_delays.tolist()))
+        cancels = wl.cancel_order.tolist()
+        who = self.name
+
+        def timed() -> int:
+            add, cancel = timer.add, timer.cancel
+            for i, d in adds:
+                add(i, d)
+            found = 0
+            for i in cancels:
+                if cancel(i):
+                    found += 1
+            return found
+
+        def verify(found: int) -> None:
+            _expect(found == len(cancels), f"{who}: steady n={wl.n}: {len(cancels) - found} cancels found no pending task")
+            _expect(timer.size() == wl.n, f"{who}: steady n={wl.n}: size() is {timer.size()}, expected {wl.n}")
         return Prepared(timed, verify, timer)
 
     def _prepare_purgatory(self, wl: PurgatoryWorkload, cfg: TimerConfig) -> Prepared:
@@ -215,7 +238,7 @@ class HeapDriver(PerOpDriver):
 
 class SchedDriver(PerOpDriver):
     name = "sched"
-    workloads = ("insert", "cancel", "fire-steps", "fire-jump")
+    workloads = ("insert", "cancel", "fire-steps", "fire-jump", "steady")
 
     def new_timer(self, cfg: TimerConfig, n: int) -> SchedTimer:
         return SchedTimer()
@@ -294,7 +317,7 @@ class ArrayOpDriver(PerOpDriver):
 
     name = "optimized-op"
     memory = "arrays"
-    workloads = ("insert", "cancel", "fire-steps", "fire-jump")
+    workloads = ("insert", "cancel", "fire-steps", "fire-jump", "steady")
 
     def available(self) -> str | None:
         return _engine_missing()
@@ -347,7 +370,7 @@ class BatchDriver(Driver):
     def prepare(self, wl: TimerWorkload | PurgatoryWorkload, cfg: TimerConfig) -> Prepared:
         if isinstance(wl, PurgatoryWorkload):
             return self._prepare_purgatory(wl, cfg)
-        timer = _array_timer(cfg, wl.n)
+        timer = _array_timer(cfg, wl.capacity)
         ids, delays = wl.ids, wl.delays
         who = self.name
         if wl.name == "insert":
@@ -358,7 +381,23 @@ class BatchDriver(Driver):
                 _expect(result is None or result[0].size == 0, f"{who}: insert fired tasks at once")
                 _expect(timer.size() == wl.n, f"{who}: insert n={wl.n}: size() is {timer.size()} after {wl.n} adds")
             return Prepared(timed, verify, timer)
+        if wl.name == "steady":
+            # Room for every task of the run up front (untimed), so the window measures the
+            # operations at this occupancy, not a growth of the chunk pool that happens to fall
+            # inside it (a growth copies the pool: see ArrayTimer.reserve).
+            timer.reserve(wl.capacity, pending=wl.capacity)
         timer.add_many(ids, delays)
+        if wl.name == "steady":
+            wids, wdelays, cancels = wl.window_ids, wl.window_delays, wl.cancel_order
+
+            def timed() -> Any:
+                timer.add_many(wids, wdelays)
+                return timer.cancel_many(cancels)
+
+            def verify(res: Any) -> None:
+                _expect(bool(np.all(res)), f"{who}: steady n={wl.n}: {int(np.count_nonzero(~res))} cancels found no pending task")
+                _expect(timer.size() == wl.n, f"{who}: steady n={wl.n}: size() is {timer.size()}, expected {wl.n}")
+            return Prepared(timed, verify, timer)
         if wl.name == "cancel":
             order = wl.cancel_order
 

@@ -15,13 +15,14 @@ from .suite import Cell, Results
 from .workloads import WORKLOADS
 
 #: Workloads whose per-operation cost is plotted against n (the O(1) claim).
-CURVE_WORKLOADS = ("insert", "cancel", "fire-steps", "fire-jump")
+CURVE_WORKLOADS = ("insert", "cancel", "fire-steps", "fire-jump", "steady")
 
 WHAT = {
     "insert": "(a) adds/s, delays uniform in [1, 30000] ms",
     "cancel": "(b) cancels/s of all pending tasks, shuffled order (the adds are not timed)",
     "fire-steps": "(c) fires/s, delays in [1, 2000] ms, advancing 1 ms at a time to 2000",
     "fire-jump": "(c) fires/s, delays in [1, 2000] ms, one advance to 2000",
+    "steady": "(e) ops/s of a window of 5000 adds + 5000 cancels with N tasks already pending (the O(1) claim)",
     "purgatory": "(d) requests/s, Kafka's TestPurgatoryPerformance in virtual time",
 }
 

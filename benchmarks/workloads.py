@@ -11,7 +11,15 @@ Timer workloads (tick 1 ms, wheel size 20 unless told otherwise; start at time 0
   workload cancels in no particular order; insertion order would flatter cache locality);
 * ``fire-steps`` -- (c) add ``n`` tasks with delays uniform in [1, 2000] ms, then advance the
   clock 1 ms at a time until 2000: every task fires;
-* ``fire-jump``  -- (c) the same adds, then one advance to 2000.
+* ``fire-jump``  -- (c) the same adds, then one advance to 2000;
+* ``steady``     -- (e) the cost of one operation with ``n`` tasks *pending* (the O(1) claim):
+  ``n`` tasks with delays uniform in [1, 30000] ms are added untimed; the timed window is
+  ``STEADY_WINDOW`` adds of new tasks (same delays) followed by as many cancels of tasks drawn
+  without replacement from all those pending.  Its ops/s counts the window's adds and cancels,
+  whatever ``n`` is, so the figure at each ``n`` is the cost of an operation at that occupancy.
+  Workloads (a)-(c) time ``n`` operations on a structure that starts empty: at small ``n`` their
+  per-operation figure is dominated by the fixed cost of one batch call and of touching fresh
+  memory, which says nothing about how an operation's cost grows with occupancy.
 
 Purgatory workload ``purgatory`` -- (d), Kafka's ``TestPurgatoryPerformance`` replayed in virtual
 time.  Facts taken from Kafka's benchmark (its Scala and, later, Java version):
@@ -47,8 +55,10 @@ from wheelspec.spec.limits import MAX_DELAY_MS
 INSERT_MAX_DELAY_MS = 30_000
 #: Delays of workload (c): uniform in [1, FIRE_MAX_DELAY_MS]; advancing to this time fires all.
 FIRE_MAX_DELAY_MS = 2_000
+#: Adds (and as many cancels) in the timed window of workload (e) ``steady``.
+STEADY_WINDOW = 5_000
 
-TIMER_WORKLOADS = ("insert", "cancel", "fire-steps", "fire-jump")
+TIMER_WORKLOADS = ("insert", "cancel", "fire-steps", "fire-jump", "steady")
 PURGATORY_WORKLOADS = ("purgatory",)
 WORKLOADS = TIMER_WORKLOADS + PURGATORY_WORKLOADS
 
@@ -61,8 +71,10 @@ ARRIVE, COMPLETE = 0, 1
 
 @dataclasses.dataclass(frozen=True)
 class TimerWorkload:
-    """Inputs of one timer workload. ``cancel_order`` is set for ``cancel``; ``advance_times`` (the
-    times to ``advance_to``, ascending) for the fire workloads."""
+    """Inputs of one timer workload. ``cancel_order`` is set for ``cancel`` and ``steady``;
+    ``advance_times`` (the times to ``advance_to``, ascending) for the fire workloads;
+    ``window_ids``/``window_delays`` (the timed adds) for ``steady``, whose ``ids``/``delays``
+    are the untimed pending tasks."""
 
     name: str
     n: int
@@ -71,11 +83,21 @@ class TimerWorkload:
     delays: np.ndarray
     cancel_order: np.ndarray | None = None
     advance_times: np.ndarray | None = None
+    window_ids: np.ndarray | None = None
+    window_delays: np.ndarray | None = None
 
     @property
     def ops(self) -> int:
-        """Operations the timed phase performs (what ops/s divides by): inserts, cancels or fires."""
+        """Operations the timed phase performs (what ops/s divides by): inserts, cancels or fires;
+        for ``steady``, the window's adds and cancels."""
+        if self.window_ids is not None:
+            return 2 * int(self.window_ids.size)
         return self.n
+
+    @property
+    def capacity(self) -> int:
+        """Task ids are ``0 .. capacity-1``."""
+        return self.n + (0 if self.window_ids is None else int(self.window_ids.size))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,6 +192,14 @@ def timer_workload(name: str, n: int, seed: int = 0) -> TimerWorkload:
         else:
             times = np.array([FIRE_MAX_DELAY_MS], dtype=np.int64)
         return TimerWorkload(name, n, seed, ids, delays, advance_times=times)
+    if name == "steady":
+        rng = _rng(seed, 4)
+        delays = rng.integers(1, INSERT_MAX_DELAY_MS, size=n, endpoint=True, dtype=np.int64)
+        window_ids = np.arange(n, n + STEADY_WINDOW, dtype=np.int64)
+        window_delays = rng.integers(1, INSERT_MAX_DELAY_MS, size=STEADY_WINDOW, endpoint=True, dtype=np.int64)
+        cancels = rng.choice(n + STEADY_WINDOW, size=STEADY_WINDOW, replace=False).astype(np.int64)
+        return TimerWorkload(name, n, seed, ids, delays, cancel_order=cancels,
+                             window_ids=window_ids, window_delays=window_delays)
     raise ValueError(f"unknown timer workload {name!r}; expected one of {', '.join(TIMER_WORKLOADS)}")
 
 

@@ -17,7 +17,7 @@ import sys
 from wheelspec.conformance.errors import UserError
 
 IMPLS = ("reference", "optimized", "optimized-op", "optimized-batch", "heapq", "sched")
-WORKLOAD_NAMES = ("insert", "cancel", "fire-steps", "fire-jump", "purgatory")
+WORKLOAD_NAMES = ("insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory")
 FULL_SIZES = "1e3,1e4,1e5,1e6,1e7"
 QUICK_SIZES = "1e3,1e4,1e5"
 

@@ -104,11 +104,23 @@ class ArrayTimer:
     def capacity(self) -> int:
         return int(self.tk.shape[0])
 
-    def reserve(self, capacity: int) -> None:
-        """Make room for task ids ``< capacity`` (the only way the task table grows)."""
+    def reserve(self, capacity: int, pending: int = 0) -> None:
+        """Make room for task ids ``< capacity`` (the only way the task table grows) and, if
+        ``pending`` is given, for that many pending tasks without growing the chunk pool.
+
+        The pool otherwise grows by half its size when it runs out: amortised O(1) per add, but
+        each growth copies the whole pool at once (at 10^7 pending, tens of milliseconds).  A
+        caller who knows its occupancy reserves it up front, as with a vector's reserve."""
         capacity = check_range("capacity", capacity, 1, L.MAX_CAPACITY)
+        pending = check_range("pending", pending, 0, L.MAX_CAPACITY)
         if capacity > self.tk.shape[0]:
             self.tk = L.grow_rows(self.tk, min(max(capacity, 2 * self.tk.shape[0]), L.MAX_CAPACITY), -1)
+        if pending:
+            # Full chunks for every pending entry, plus a partly filled tail chunk per bucket.
+            want = pending // L.CHUNK + int(self.S[L.MAXLEV]) * self.wheel_size
+            if self.cnext.shape[0] < want:
+                self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext,
+                                                                want - self.cnext.shape[0])
 
     def size(self) -> int:
         """Kafka's ``taskCounter``: live entries in buckets."""
@@ -196,7 +208,8 @@ class ArrayTimer:
             # A large batch: reserve what it will most likely use (its entries in full chunks,
             # plus a partly filled chunk per bucket it may touch) in one step, rather than
             # growing repeatedly; the kernel still stops and asks if that was not enough.
-            want = n // L.CHUNK + min(n, int(self.S[L.MAXLEV]) * self.wheel_size, 4096)
+            # (Only the levels that exist, plus one: a level is created by an add far ahead.)
+            want = n // L.CHUNK + min(n, (int(self.S[L.NLEV]) + 1) * self.wheel_size)
             if self.S[L.NFREE] < want:
                 self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext,
                                                                 want - int(self.S[L.NFREE]))

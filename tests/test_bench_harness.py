@@ -64,6 +64,29 @@ def test_insert_and_cancel_runs_verify(impl: str, name: str) -> None:
     prep.verify(prep.timed())
 
 
+@pytest.mark.parametrize("impl", TIMER_IMPLS)
+def test_steady_window_runs_verify_and_leave_n_pending(impl: str) -> None:
+    wl = timer_workload("steady", 800, seed=3)
+    prep = DRIVERS[impl]().prepare(wl, CFG)
+    prep.verify(prep.timed())
+    assert prep.state.size() == 800
+
+
+class _CancelMissesWindow(HeapTimer):
+    """A seeded bug: a cancel of a task added after the first 800 finds nothing."""
+
+    def cancel(self, task_id: int) -> bool:
+        return False if task_id >= 800 else super().cancel(task_id)
+
+
+def test_steady_window_fails_a_timer_whose_cancel_misses() -> None:
+    driver = HeapDriver()
+    driver.new_timer = lambda cfg, n: _CancelMissesWindow()  # type: ignore[method-assign]
+    prep = driver.prepare(timer_workload("steady", 800, seed=3), CFG)
+    with pytest.raises(VerificationError, match="cancels found no pending task"):
+        prep.verify(prep.timed())
+
+
 @pytest.mark.parametrize("impl", ["reference", "optimized", "optimized-batch", "heapq"])
 def test_purgatory_runs_complete_every_request_once(impl: str) -> None:
     p = PurgatoryParams(rate=3000.0, pct50=5.0, pct75=80.0, timeout=300, purge_interval=20)

@@ -27,6 +27,19 @@ def test_timer_workloads_are_seeded_and_in_range(name: str) -> None:
     assert a.ops == 5000
 
 
+def test_steady_window_adds_new_ids_and_cancels_distinct_pending_ones() -> None:
+    from wheelspec.benchmarks.workloads import STEADY_WINDOW
+
+    w = timer_workload("steady", 1000, seed=5)
+    assert w.window_ids is not None and w.window_delays is not None and w.cancel_order is not None
+    assert np.array_equal(w.window_ids, np.arange(1000, 1000 + STEADY_WINDOW))
+    assert w.capacity == 1000 + STEADY_WINDOW and w.ops == 2 * STEADY_WINDOW
+    assert np.unique(w.cancel_order).size == STEADY_WINDOW
+    assert w.cancel_order.min() >= 0 and w.cancel_order.max() < w.capacity
+    assert w.window_delays.min() >= 1 and w.window_delays.max() <= INSERT_MAX_DELAY_MS
+    assert np.array_equal(w.cancel_order, timer_workload("steady", 1000, seed=5).cancel_order)
+
+
 def test_cancel_order_is_a_shuffled_permutation() -> None:
     w = timer_workload("cancel", 1000, seed=1)
     assert w.cancel_order is not None

@@ -172,6 +172,17 @@ def test_debug_mode_checks_after_each_call() -> None:
 
 
 # -- growth ------------------------------------------------------------------------------------------
+def test_reserve_pending_makes_room_so_adds_do_not_grow_the_pool() -> None:
+    t = ArrayTimer(1, 20, 0, capacity=16, debug=True)
+    t.reserve(50_000, pending=50_000)
+    pool = t.pid
+    t.add_many(np.arange(50_000), np.arange(50_000) % 30_000 + 1)
+    assert t.pid is pool, "the chunk pool grew although reserve(pending=...) made room"
+    assert t.size() == 50_000 and t.capacity >= 50_000
+    with pytest.raises(RangeError, match="pending"):
+        t.reserve(10, pending=-1)
+
+
 def test_growth_of_pool_output_and_scratch_keeps_the_reference_order() -> None:
     """Thousands of entries in one bucket and one advance: every buffer must grow mid-kernel and
     resume, and the result must still be the reference's."""
