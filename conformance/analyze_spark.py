@@ -24,7 +24,9 @@ Import is cheap; pyspark is imported when a function runs.
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 from functools import partial
 from typing import Any, Iterator
 
@@ -32,16 +34,23 @@ from .analyze_rules import PROFILES, ROW_COLUMNS, THROUGHPUT_BUCKETS, finish, le
 from .errors import UserError
 from .trace import EVENT_KINDS, TRACE_SCHEMA
 
-#: the columns :func:`.analyze_local.judge` reads (the others are not shuffled)
+log = logging.getLogger(__name__)
+
+#: the columns :func:`.analyze_local.judge` reads; only these are shuffled (impl and wheel_size
+#: only matter to the lateness and throughput aggregations, which are SQL)
 JUDGE_COLUMNS = ("run", "seq", "kind", "time", "id", "delay", "deadline", "value", "flag", "profile", "tick_ms",
-                 "wheel_size", "label", "impl", "key", "keys", "ops")
+                 "label", "key", "keys", "ops")
+#: closed-vocabulary string columns go to the Python workers as small integer codes (validated in
+#: job 1): moving rows from Spark into Arrow costs about twice as much per string as per number
+CODED_COLUMNS = {"kind": EVENT_KINDS, "profile": PROFILES}
 #: list columns go to the Python workers as JSON text: Spark 4.x converts array columns to Arrow
 #: about 20x slower than strings (measured here: 22 s vs 1.5 s per million rows, even all null)
 LIST_COLUMNS = ("keys", "ops")
 #: rows per partition of the by-run shuffle: bounds a Python worker's memory (about 0.7 KB per row
 #: in the numpy pass) while keeping per-partition overhead small
 ROWS_PER_PARTITION = 1_000_000
-#: what each partition returns: one row per (property, count) and one per example row
+#: what each partition returns: one row per (property, count), one per example row, the per-profile
+#: early-fire counts and the partition's number of runs
 RESULT_DDL = ("prop string, n long, run string, seq long, kind string, id long, time long, deadline long")
 
 
@@ -103,11 +112,16 @@ def judge_partition(batches: Iterator[Any], lateness_ms: int | None, max_rows: i
         return
     table = pa.Table.from_batches(batches)
     del batches
-    for name in LIST_COLUMNS:   # shipped as JSON text (see JUDGE_COLUMNS); back to lists
+    for name in LIST_COLUMNS:   # shipped as JSON text (see LIST_COLUMNS); back to lists
         i = table.schema.get_field_index(name)
         table = table.set_column(i, name, _lists_from_json(table.column(name), TRACE_SCHEMA.field(name).type))
+    for name, vocabulary in CODED_COLUMNS.items():   # shipped as codes (see CODED_COLUMNS); back to strings
+        i = table.schema.get_field_index(name)
+        codes = table.column(name).combine_chunks().cast(pa.int32())
+        table = table.set_column(i, name, pa.DictionaryArray.from_arrays(codes, pa.array(vocabulary)).cast(pa.string()))
     table = conform(table, "<partition>")
-    viol, by_profile = judge(_Rows(table), lateness_ms=lateness_ms, max_rows=max_rows)
+    R = _Rows(table)
+    viol, by_profile = judge(R, lateness_ms=lateness_ms, max_rows=max_rows)
     out: dict[str, list[Any]] = {c: [] for c in ("prop", "n", *ROW_COLUMNS)}
 
     def row(prop: str, n: int | None, r: dict[str, Any] | None) -> None:
@@ -122,6 +136,7 @@ def judge_partition(batches: Iterator[Any], lateness_ms: int | None, max_rows: i
             row(prop, None, r)
     for prof, n in by_profile.items():
         row("by_profile:" + prof, n, None)
+    row("runs", len(R.run_names), None)
     types = {"prop": pa.string(), "n": pa.int64(), "run": pa.string(), "seq": pa.int64(), "kind": pa.string(),
              "id": pa.int64(), "time": pa.int64(), "deadline": pa.int64()}
     yield pa.RecordBatch.from_pydict(out, schema=pa.schema([(c, types[c]) for c in out]))
@@ -138,43 +153,63 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     impl = F.coalesce("impl", lit(""))
 
     # ---- job 1: summary and validation (one aggregation) ------------------------------------------
-    agg = df.agg(
-        F.count(lit(1)).alias("rows"), F.countDistinct("run").alias("runs"),
-        F.min("time").alias("tmin"), F.max("time").alias("tmax"), F.min(F.coalesce("tick_ms", lit(1))).alias("tickmin"),
-        F.collect_set(prof).alias("profs"), F.collect_set(impl).alias("impls"),
-        F.collect_set(when(~col("kind").isin(*EVENT_KINDS), col("kind"))).alias("bad_kinds"),
-        # the (tick, wheel size) pairs whose level thresholds job 3 needs
-        F.collect_set(when((col("kind") == "fire") & col("deadline").isNotNull() & col("delay").isNotNull()
-                           & col("wheel_size").isNotNull(),
-                           F.struct(F.coalesce("tick_ms", lit(1)).alias("tick"), col("wheel_size").alias("wheel"))))
-        .alias("tick_wheel"),
-        *[F.sum((col("kind") == k).cast("long")).alias("k_" + k) for k in EVENT_KINDS],
-        F.sum(col("run").isNull().cast("int") + col("seq").isNull().cast("int")
-              + col("kind").isNull().cast("int") + col("time").isNull().cast("int")).alias("nulls")).first()
-    if agg["rows"] == 0:
+    t0 = time.perf_counter()
+    # A group-by on a few low-cardinality columns (no count-distinct: the number of runs comes from
+    # job 2, whose partitions hold whole runs); the driver derives the summary from its rows.
+    tw = (col("kind") == "fire") & col("deadline").isNotNull() & col("delay").isNotNull() & col("wheel_size").isNotNull()
+    groups = (df.groupBy(col("kind"), prof.alias("prof"), impl.alias("impl"), F.coalesce("tick_ms", lit(1)).alias("tick"),
+                         when(tw, col("wheel_size")).alias("tw_wheel"))
+              .agg(F.count(lit(1)).alias("rows"), F.min("time").alias("tmin"), F.max("time").alias("tmax"),
+                   F.sum(col("run").isNull().cast("long") + col("seq").isNull().cast("long")
+                         + col("time").isNull().cast("long")).alias("nulls"))
+              .collect())
+    log.info("job 1 (summary, validation): %.1f s", time.perf_counter() - t0)
+    rows_total = sum(int(g["rows"]) for g in groups)
+    if rows_total == 0:
         raise UserError("the trace has no rows")
-    if agg["nulls"]:
-        raise UserError(f"the trace has {agg['nulls']} null value(s) in its required columns run, seq, kind, time")
-    for k in sorted(agg["bad_kinds"]):
+    nulls = sum(int(g["nulls"]) for g in groups) + sum(int(g["rows"]) for g in groups if g["kind"] is None)
+    if nulls:
+        raise UserError(f"the trace has {nulls} null value(s) in its required columns run, seq, kind, time")
+    for k in sorted({g["kind"] for g in groups} - set(EVENT_KINDS)):
         raise UserError(f"trace column 'kind' has an unknown value {k!r} (expected one of {', '.join(EVENT_KINDS)})")
-    for p in sorted(agg["profs"]):
-        if p not in PROFILES:
-            raise UserError(f"trace column 'profile' has an unknown value {p!r} (expected one of {', '.join(PROFILES)})")
-    if agg["tickmin"] < 1:
-        raise UserError(f"trace column 'tick_ms' has a value {agg['tickmin']} < 1")
-    rows_total = int(agg["rows"])
-    kinds = {k: int(agg["k_" + k]) for k in EVENT_KINDS if agg["k_" + k]}
+    for p in sorted({g["prof"] for g in groups} - set(PROFILES)):
+        raise UserError(f"trace column 'profile' has an unknown value {p!r} (expected one of {', '.join(PROFILES)})")
+    tickmin = min(int(g["tick"]) for g in groups)
+    if tickmin < 1:
+        raise UserError(f"trace column 'tick_ms' has a value {tickmin} < 1")
+    kinds = {k: sum(int(g["rows"]) for g in groups if g["kind"] == k) for k in EVENT_KINDS}
+    kinds = {k: n for k, n in kinds.items() if n}
+    times = [g for g in groups if g["tmin"] is not None]
+    agg = {"tmin": min(int(g["tmin"]) for g in times), "tmax": max(int(g["tmax"]) for g in times),
+           "profs": {g["prof"] for g in groups}, "impls": {g["impl"] for g in groups},
+           "tick_wheel": {(int(g["tick"]), int(g["tw_wheel"])) for g in groups if g["tw_wheel"] is not None}}
 
     # ---- job 2: the order-dependent properties, one numpy pass per partition of whole runs --------
+    t0 = time.perf_counter()
     if partitions is None:
         partitions = max(spark.sparkContext.defaultParallelism, math.ceil(rows_total / ROWS_PER_PARTITION))
-    cols = [F.to_json(c).alias(c) if c in LIST_COLUMNS else col(c) for c in JUDGE_COLUMNS]
+    def shipped(c: str) -> Any:
+        if c in LIST_COLUMNS:
+            return F.to_json(c).alias(c)
+        if c in CODED_COLUMNS:
+            vocabulary = CODED_COLUMNS[c]
+            expr = F.coalesce(col(c), lit("kafka")) if c == "profile" else col(c)
+            code = F.array(*[lit(v) for v in vocabulary])
+            return (F.array_position(code, expr) - 1).cast("tinyint").alias(c)
+        return col(c)
+
+    cols = [shipped(c) for c in JUDGE_COLUMNS]
     judged = (df.select(*cols).repartition(partitions, "run")
               .mapInArrow(partial(judge_partition, lateness_ms=lateness_ms, max_rows=max_rows), RESULT_DDL).collect())
+    log.info("job 2 (properties, %d partitions): %.1f s", partitions, time.perf_counter() - t0)
     viol: dict[str, tuple[int, list[dict[str, Any]]]] = {}
     by_profile = {p: 0 for p in PROFILES}
+    runs = 0
     for r in judged:
         prop = r["prop"]
+        if prop == "runs":
+            runs += int(r["n"])
+            continue
         if prop.startswith("by_profile:"):
             by_profile[prop.split(":", 1)[1]] += int(r["n"])
             continue
@@ -186,30 +221,34 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
             viol[prop] = (n, rows)
 
     # ---- job 3: exact lateness histogram (SQL group-by of integer lateness) -------------------------
+    t0 = time.perf_counter()
     fr = df.filter((col("kind") == "fire") & col("deadline").isNotNull())
-    pairs_tw = sorted(agg["tick_wheel"], key=lambda r: (r["tick"], r["wheel"]))
+    pairs_tw = sorted(agg["tick_wheel"])
     tick = F.coalesce("tick_ms", lit(1))
     level = lit(-1).cast("bigint")
-    for r in pairs_tw:
+    for tk, wh in pairs_tw:
         expr = lit(0).cast("bigint")
-        for t in level_thresholds(int(r["tick"]), int(r["wheel"])):
+        for t in level_thresholds(tk, wh):
             expr = expr + (col("delay") >= lit(t)).cast("bigint")
-        level = when((tick == r["tick"]) & (col("wheel_size") == r["wheel"]) & col("delay").isNotNull(), expr) \
-            .otherwise(level)
+        level = when((tick == tk) & (col("wheel_size") == wh) & col("delay").isNotNull(), expr).otherwise(level)
     hist = [(r["impl"], int(r["level"]), r["prof"], int(r["late"]), int(r["c"])) for r in
             fr.select(impl.alias("impl"), prof.alias("prof"), level.alias("level"),
                       (col("time") - col("deadline")).alias("late"))
             .groupBy("impl", "level", "prof", "late").agg(F.count(lit(1)).alias("c")).collect()]
 
+    log.info("job 3 (lateness): %.1f s", time.perf_counter() - t0)
+
     # ---- job 4: throughput over virtual time (SQL group-by of time buckets) ------------------------
+    t0 = time.perf_counter()
     tmin, tmax = int(agg["tmin"]), int(agg["tmax"])
     width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
     tp = (df.select(impl.alias("impl"), F.expr(f"(time - ({tmin})) div {width}").alias("bucket"),
                     (col("kind") == "fire").cast("long").alias("fire"))
           .groupBy("impl", "bucket").agg(F.count(lit(1)).alias("events"), F.sum("fire").alias("fires")).collect())
+    log.info("job 4 (throughput): %.1f s", time.perf_counter() - t0)
     series = sorted(({"impl": r["impl"], "bucket": int(r["bucket"]), "events": int(r["events"]),
                       "fires": int(r["fires"])} for r in tp), key=lambda d: (d["impl"], d["bucket"]))
-    summary = {"rows": rows_total, "runs": int(agg["runs"]), "impls": sorted(agg["impls"]),
+    summary = {"rows": rows_total, "runs": runs, "impls": sorted(agg["impls"]),
                "profiles": sorted(agg["profs"]), "kinds": {k: kinds[k] for k in EVENT_KINDS if k in kinds}}
     return finish(summary, viol, by_profile, hist, {"bucket_ms": width, "start": tmin, "series": series},
                   max_rows, lateness_ms)
