@@ -1,11 +1,12 @@
 """Seeded random campaigns: schedules of operations run against an implementation and judged.
 
 Determinism: a schedule is a pure function of ``(kind, seed)``.  Its generator is a
-``random.Random`` seeded with the string ``"wheelspec-campaign-v1:<kind>:<seed>"`` (Python seeds
+``random.Random`` seeded with the string ``"<version>:<kind>:<seed>"``, the version being the kind's
+entry in :data:`GENERATORS` (``wheelspec-campaign-v1`` for timers, ``-v2`` for purgatories) (Python seeds
 from a string through SHA-512, identically on every platform and Python 3 version), and the
 generator uses only ``randrange`` / ``choice`` / ``random`` on it -- so the same seed gives the
 same schedule on any machine.  Shrinking (:mod:`.shrink`) is deterministic too, so a failing seed
-always shrinks to the same counterexample.  Changing the generator means bumping ``v1``.
+always shrinks to the same counterexample.  Changing a kind's generator means bumping its version.
 
 Two kinds:
 
@@ -14,7 +15,8 @@ Two kinds:
   around tick boundaries (k*tick - 1, k*tick, k*tick + 1), zero and negative delays, delays that
   need several levels, advances by 0, by a tick, across many levels, and ``size`` queries;
 * ``purgatory``: watches of fresh operations on 1-3 of a few keys, with timeouts like the delays
-  above and purge intervals 0-5, ``set_completable``, ``check``, ``cancel_for_key``,
+  above and purge intervals 0-5 (some watches race their own completion:
+  ``completes_on_retry``), ``set_completable``, ``check``, ``cancel_for_key``,
   ``force_complete``, ``watched``, ``num_delayed``, advances, mixed with some timer operations.
 
 :func:`run_seed_range` is the unit of work (a pure function of its arguments; later distributed
@@ -39,10 +41,15 @@ from .scenarios import Scenario
 
 KINDS = ("timer", "purgatory")
 GENERATOR = "wheelspec-campaign-v1"
+#: The generator version of each kind (a schedule is a pure function of version, kind and seed).
+#: Purgatory schedules are at v2: they also draw ``Watch(completes_on_retry=True)``, the
+#: sequential form of the race Kafka's second ``tryComplete`` closes (KAFKA-1952).  Timer
+#: schedules are unchanged since v1, so timer counterexamples found by seed stay valid.
+GENERATORS = {"timer": GENERATOR, "purgatory": "wheelspec-campaign-v2"}
 
 
 def _rng(kind: str, seed: int) -> random.Random:
-    return random.Random(f"{GENERATOR}:{kind}:{seed}")
+    return random.Random(f"{GENERATORS[kind]}:{kind}:{seed}")
 
 
 def _delay(r: random.Random, tick: int, wheel: int) -> int:
@@ -109,7 +116,10 @@ def generate(kind: str, seed: int) -> tuple[Config, list[ops.Op]]:
         if c < 0.30 or not watched:
             k = r.randrange(1, min(3, len(keys)) + 1)
             chosen = tuple(r.sample(keys, k))
-            out.append(ops.Watch(next_op, _delay(r, tick, wheel), chosen, r.random() < 0.2))
+            completable = r.random() < 0.2
+            # One in ten of the others becomes completable while it is being watched.
+            retry = not completable and r.random() < 0.1
+            out.append(ops.Watch(next_op, _delay(r, tick, wheel), chosen, completable, retry))
             watched.append(next_op)
             next_op += 1
         elif c < 0.45:
@@ -186,7 +196,7 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
             cx = Scenario(f"counterexample/{impl_name or 'impl'}/{kind}-{seed}", cfg2, small, [None] * len(small),
                           description=f"shrunk from seed {seed} of the {kind} campaign: {failures[0].message}",
                           source="campaign counterexample",
-                          origin={"generator": GENERATOR, "kind": kind, "seed": seed, "impl": impl_name,
+                          origin={"generator": GENERATORS[kind], "kind": kind, "seed": seed, "impl": impl_name,
                                   "prop": failures[0].prop, "original_ops": len(schedule)})
         out = SeedOutcome(kind, seed, len(schedule), failures, cx)
         outcomes.append(out)
