@@ -175,8 +175,11 @@ def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list
 
 def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[int], *,
                    shrink: bool = True, impl_name: str = "",
-                   on_seed: Callable[[SeedOutcome], None] | None = None) -> list[SeedOutcome]:
+                   on_seed: Callable[[SeedOutcome], None] | None = None,
+                   on_run: Callable[[int, Config, Any], None] | None = None) -> list[SeedOutcome]:
     """Run and judge the schedules of ``seeds``; a failing seed is shrunk to a counterexample.
+    ``on_run(seed, config, result)`` sees each schedule's run (its ``history``) before judging:
+    ``wheelspec check --trace-out`` records it.
 
     Schedules are narrowed to what the implementation offers: a purgatory-only implementation
     gets the purgatory schedules without their timer operations (a timer-only one is simply not
@@ -189,7 +192,10 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
         cfg, schedule = generate(kind, seed)
         # A purgatory-only implementation gets the purgatory schedules without their timer ops.
         schedule = [op for op in schedule if caps.supports(op)]
-        failures = judge_schedule(adapter, caps, cfg, schedule)
+        result = run_ops(adapter, cfg, schedule)
+        if on_run is not None:
+            on_run(seed, cfg, result)
+        failures = judge(result, caps)
         cx = None
         if failures and shrink:
             cfg2, small, failures = shrink_schedule(adapter, caps, cfg, schedule, primary(failures).prop)

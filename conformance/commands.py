@@ -34,6 +34,9 @@ def configure_check(p: argparse.ArgumentParser) -> None:
                    help="where shrunk counterexamples are saved (default ./wheelspec-out)")
     p.add_argument("--json", metavar="FILE", help="write a JSON report")
     p.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
+    p.add_argument("--trace-out", metavar="DIR",
+                   help="also record every campaign schedule's history as a Parquet trace, one file per "
+                        "implementation: DIR/<impl>.parquet (docs/TRACE_FORMAT.md; `wheelspec analyze DIR` reads it)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                    help="per-request timeout for subprocess adapters (default 10)")
     p.add_argument("--start-timeout", type=float, default=30.0, metavar="SECONDS",
@@ -90,6 +93,7 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
     from .subprocess_adapter import AdapterError
 
     rep = ImplReport(spec)
+    tw = None
     try:
         factory = resolve(spec, timeout=args.timeout, start_timeout=args.start_timeout)
         adapter = factory()
@@ -117,6 +121,10 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
                 progress.advance(task)
         import time
 
+        if getattr(args, "trace_out", None):
+            from .trace import TraceWriter
+
+            tw = TraceWriter(Path(args.trace_out) / f"{_safe(spec)}.parquet")
         t0 = time.perf_counter()
         failed = 0
         for kind in kinds_here:
@@ -133,10 +141,17 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
                         o.counterexample.save(p)
                         rep.counterexamples.append(str(p))
 
+            def on_run(seed, cfg, result, kind=kind):  # type: ignore[no-untyped-def]
+                # Virtual-time profiles other than kafka fire on exact expirations: record tick 1.
+                tw.add(result.history, run=f"{spec}/{kind}/{seed}", impl=spec, profile=caps.profile,
+                       tick_ms=cfg.tick_ms if caps.profile == "kafka" else 1, wheel_size=cfg.wheel_size,
+                       seed=seed)
+
             for seed in seeds:
                 if failed >= args.max_failures:
                     break
-                rep.campaign += run_seed_range(adapter, caps, kind, [seed], impl_name=_safe(spec), on_seed=on_seed)
+                rep.campaign += run_seed_range(adapter, caps, kind, [seed], impl_name=_safe(spec), on_seed=on_seed,
+                                               on_run=on_run if tw is not None else None)
         outs = rep.campaign
         rep.stats = CampaignStats(len(outs), sum(o.ops for o in outs), time.perf_counter() - t0,
                                   sum(not o.ok for o in outs))
@@ -145,6 +160,9 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
     except UserError as e:
         rep.error = str(e)
     finally:
+        if tw is not None:
+            # Written whatever happened: the histories recorded so far are the user's.
+            rep.trace = str(tw.close())
         try:
             adapter.close()
         except Exception:  # noqa: BLE001 - closing a broken adapter must not hide the finding

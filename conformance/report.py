@@ -30,6 +30,7 @@ class ImplReport:
     stats: CampaignStats = dataclasses.field(default_factory=CampaignStats)
     counterexamples: list[str] = dataclasses.field(default_factory=list)
     error: str | None = None  # adapter error (exit 2) or "unavailable: ..."
+    trace: str | None = None  # the Parquet trace of the campaign's histories (--trace-out)
 
     @property
     def failed_scenarios(self) -> list[ScenarioResult]:
@@ -56,6 +57,7 @@ class ImplReport:
                          "ops_per_s": round(ops, 1), "failed": self.stats.failed,
                          "failures": [o.to_dict() for o in self.failed_seeds]},
             "counterexamples": self.counterexamples,
+            **({"trace": self.trace} if self.trace is not None else {}),
         }
 
 
