@@ -142,10 +142,7 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
                         rep.counterexamples.append(str(p))
 
             def on_run(seed, cfg, result, kind=kind):  # type: ignore[no-untyped-def]
-                # Virtual-time profiles other than kafka fire on exact expirations: record tick 1.
-                tw.add(result.history, run=f"{spec}/{kind}/{seed}", impl=spec, profile=caps.profile,
-                       tick_ms=cfg.tick_ms if caps.profile == "kafka" else 1, wheel_size=cfg.wheel_size,
-                       seed=seed)
+                tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile)
 
             for seed in seeds:
                 if failed >= args.max_failures:

@@ -50,7 +50,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from .adapters import resolve
-    from .campaign import generate, run_seed_range
+    from .campaign import run_seed_range
     from .trace import TraceWriter, verdicts_table
 
     impl, kind, lo, hi, out = task["impl"], task["kind"], task["lo"], task["hi"], Path(task["out"])
@@ -58,8 +58,20 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
     adapter = resolve(impl)()
     try:
         caps = adapter.hello().capabilities
-        outcomes = run_seed_range(adapter, caps, kind, range(lo, hi), shrink=task.get("shrink", True),
-                                  impl_name=_safe(impl))
+        tw = None
+        on_run = None
+        if task.get("trace"):
+            tw = TraceWriter(out / "traces" / kind / f"range-{lo:012d}-{hi:012d}.parquet")
+
+            def on_run(seed: int, cfg: Any, result: Any) -> None:
+                # Each schedule's own run, recorded as it is judged (not run a second time).
+                tw.add_schedule(result.history, impl=impl, kind=kind, seed=seed, config=cfg, profile=caps.profile)
+        try:
+            outcomes = run_seed_range(adapter, caps, kind, range(lo, hi), shrink=task.get("shrink", True),
+                                      impl_name=_safe(impl), on_run=on_run)
+        finally:
+            if tw is not None:
+                tw.close()
         rows = []
         for o in outcomes:
             run = f"{impl}/{kind}/{o.seed}"
@@ -81,16 +93,6 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
                 rows.append(dict(run=run, impl=impl, kind=kind, seed=o.seed, property=prop, passed=False,
                                  violations=len(fs), message=fs[0].message, counterexample=cx_path, ops=o.ops,
                                  shape=f"{cx_prop}:{shape}" if shape is not None else None))
-        if task.get("trace"):
-            from .runner import run_ops
-
-            tw = TraceWriter(out / "traces" / kind / f"range-{lo:012d}-{hi:012d}.parquet")
-            for seed in range(lo, hi):
-                cfg, schedule = generate(kind, seed)
-                r = run_ops(adapter, cfg, schedule)
-                tw.add(r.history, run=f"{impl}/{kind}/{seed}", impl=impl, profile=caps.profile,
-                       tick_ms=cfg.tick_ms if caps.profile == "kafka" else 1, wheel_size=cfg.wheel_size, seed=seed)
-            tw.close()
     finally:
         close = getattr(adapter, "close", None)
         if close is not None:

@@ -332,6 +332,15 @@ class TraceWriter:
         if len(self._rows) >= self.flush_rows:
             self.flush()
 
+    def add_schedule(self, history: Iterable[Any], *, impl: str, kind: str, seed: int, config: Any,
+                     profile: str) -> None:
+        """One campaign schedule's run, named ``<impl>/<kind>/<seed>`` (what ``wheelspec check
+        --trace-out`` and ``wheelspec campaign --trace-out`` record).  The analysis places fire
+        windows by tick under the kafka profile only; the others fire on exact expirations, so
+        their runs are recorded with tick 1."""
+        self.add(history, run=f"{impl}/{kind}/{seed}", impl=impl, profile=profile,
+                 tick_ms=config.tick_ms if profile == "kafka" else 1, wheel_size=config.wheel_size, seed=seed)
+
     def flush(self) -> None:
         if not self._rows:
             return

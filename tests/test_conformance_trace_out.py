@@ -42,3 +42,18 @@ def test_a_broken_timer_trace_fails_the_analysis(tmp_path: Path) -> None:
     assert rc == 1
     (trace,) = out.glob("*.parquet")
     assert main(["analyze", str(trace), "--engine", "local"]) == 1
+
+
+def test_campaign_trace_out_records_each_schedule_once_as_check_does(tmp_path: Path) -> None:
+    """``wheelspec campaign --trace-out`` and ``wheelspec check --trace-out`` record the same
+    schedules' runs identically (both through ``TraceWriter.add_schedule`` from the run judged)."""
+    camp = tmp_path / "campaign"
+    assert main(["campaign", "--impl", "reference", "--kinds", "timer,purgatory", "--seeds", "6", "--chunk", "3",
+                 "--engine", "local", "--workers", "1", "--out", str(camp), "--trace-out"]) == 0
+    assert main(["check", "--impl", "reference", "--no-corpus", "--schedules", "6",
+                 "--trace-out", str(tmp_path / "check")]) == 0
+    sort = [("run", "ascending"), ("seq", "ascending")]
+    a = read_trace([camp / "traces"]).sort_by(sort)
+    b = read_trace([tmp_path / "check" / "reference.parquet"]).sort_by(sort)
+    assert a.num_rows == b.num_rows > 0
+    assert a.equals(b)
