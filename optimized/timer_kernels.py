@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .layout import (B_EXP, B_HEAD, B_NSLOTS, B_TAIL, CHUNK, COUNT, DONE, FREE, HEAPN, LV_CIDX, LV_CUR,
+from .layout import (B_EXP, B_HEAD, B_NSLOTS, B_TAIL, CHUNK, COUNT, DONE, ERROR, FREE, HEAPN, LV_CIDX, LV_CUR,
                      LV_CVID, LV_END, LV_TICK, MAXLEV, NEED, NEED_CHUNKS, NEED_OUT, NFREE, NLEV, NOUT, WSIZE)
 
 #: ``S[ERROR]`` codes: states the proofs say cannot happen; the wrapper raises if one is set.
@@ -89,7 +89,7 @@ def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, lo
             if level + 1 == nlev:
                 # Kafka's addOverflowWheel: tick = this interval, start = this clock.
                 if nlev >= maxlev:
-                    S[10] = ERR_LEVELS
+                    S[ERROR] = ERR_LEVELS
                     break
                 cur = lv[U(level), LV_CUR]
                 ntick = lv[U(level), LV_TICK] * W
@@ -100,14 +100,15 @@ def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, lo
                 lv[nlev, LV_END] = lv[nlev, LV_CUR] + ntick * W
                 nlev += 1
             level += 1
-        if S[10] != 0:
+        if S[ERROR] != 0:
             break
         # The bucket is (exp // tick) % W.  It is found from the clock's own bucket, as exp // tick
         # is less than W windows ahead of it, so no modulo is needed.  exp // tick itself: with
         # tick 1 (Kafka's default for level 0) no division; otherwise a multiplication by the
         # reciprocal, corrected by one step.  That is exact: 0 < exp < 2**45, so the float product
-        # is within 2**-7 of exp / tick and its truncation within 1 of the floor; a 64-bit integer
-        # division here cost about a third of the whole add.
+        # is within 2**-7 of exp / tick and its truncation within 1 of the floor.  (With the cached
+        # window ends, replacing the 64-bit integer division took an add from 29 to 18 ns in one
+        # A/B run, delays uniform in [1, 30000].)
         tick = lv[U(level), LV_TICK]
         if tick == 1:
             vid = exp
@@ -145,7 +146,7 @@ def _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, lo
             # wheel has advanced and the previous buckets gets reused" (Kafka).
             bk[U(b), B_EXP] = bexp
             if heapn >= heapcap:
-                S[10] = ERR_HEAP
+                S[ERROR] = ERR_HEAP
                 break
             # java.util.PriorityQueue.siftUp, comparing expirations only.
             k = heapn
@@ -184,7 +185,7 @@ def add_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, start
             S[NEED] = n - i
             return i
         _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, ids, exps, base, i, i + k, False)
-        if S[10] != 0:
+        if S[ERROR] != 0:
             return i
         i += k
     return n
@@ -300,7 +301,7 @@ def advance(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, now):
             c = nxt
             S[COUNT] -= k
             _place_range(S, lv, bk, heap, tk, pid, pexp, cnext, out, sids, sexps, 0, 0, k, True)
-            if S[10] != 0:
+            if S[ERROR] != 0:
                 return DONE
     return DONE
 
