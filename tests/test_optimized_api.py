@@ -57,6 +57,27 @@ def test_timer_refuses_bad_input_and_changes_nothing(call, error, words) -> None
     check_timer(t)
 
 
+I64 = np.iinfo(np.int64)
+
+
+@pytest.mark.parametrize("value", [I64.min, I64.min + 5, -MAX_DELAY_MS - 1, -MAX_DELAY_MS, -1, 0, 1,
+                                   MAX_DELAY_MS, MAX_DELAY_MS + 1, I64.max - 5, I64.max])
+def test_range_checks_are_exact_at_the_int64_extremes(value: int) -> None:
+    """The kernels' range checks test one unsigned difference per element (branch-free, then an
+    exact pass): that must accept exactly the documented range, also where the difference
+    wraps around int64."""
+    from wheelspec.optimized import timer_kernels as K
+    from wheelspec.spec.limits import MIN_DELAY_MS
+
+    inside = MIN_DELAY_MS <= value <= MAX_DELAY_MS
+    delays = np.array([5, value, 7], np.int64)
+    assert K.validate_adds(np.arange(3), delays, 3, MIN_DELAY_MS, MAX_DELAY_MS) == (-1 if inside else 4)
+    assert K.first_outside(delays, MIN_DELAY_MS, MAX_DELAY_MS) == (-1 if inside else 1)
+    id_ok = 0 <= value < 10
+    assert K.validate_adds(np.array([0, value], np.int64), np.ones(2, np.int64), 10, MIN_DELAY_MS,
+                           MAX_DELAY_MS) == (-1 if id_ok else 1)
+
+
 def test_constructor_ranges() -> None:
     with pytest.raises(RangeError, match="tick_ms"):
         ArrayTimer(0, 8)
