@@ -44,9 +44,12 @@ KINDS = {cls: i for i, cls in enumerate((ev.Add, ev.Fire, ev.Cancel, ev.Advance,
                                          ev.Expire, ev.TryCompleteElseWatch, ev.SetCompletable,
                                          ev.CheckAndComplete, ev.CancelForKey, ev.ForceComplete, ev.Purge))}
 VIA = {"try": 0, "check": 1, "expire": 2, "force": 3}
+WHAT = {"size": 0, "num_delayed": 1, "watched": 2}
+#: every property of :data:`.checker.PROPERTIES`; the last six are in :mod:`.checker_z3_results`
 ENCODED = ("well-formed", "no-early-fire", "late-fire", "fire-once", "no-fire-after-cancel", "no-lost-task",
            "complete-once", "expire-rule", "no-early-expire", "no-lost-operation", "check-count",
-           "watch-result", "force-result")
+           "watch-result", "force-result",
+           "cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed")
 
 
 class _Window:
@@ -58,7 +61,16 @@ class _Window:
         self.labels: dict[int, z3.BoolRef] = {}
         self.facts: list[z3.BoolRef] = []
         #: the operation ids the window's events name (cancelForKey facts are stated for these)
-        self.ops = sorted({events[i].op for i in self.idx if hasattr(events[i], "op")})
+        self.ops = sorted({events[i].op for i in self.idx if hasattr(events[i], "op")}
+                          | {op for i in self.idx if isinstance(events[i], ev.CancelForKey) for op in events[i].ops})
+        #: the keys the window's events name, each as a small integer code (keys compare as the
+        #: fast path's dicts compare them)
+        self.keys: dict[Any, int] = {}
+        for i in self.idx:
+            e = events[i]
+            for k in (e.keys if isinstance(e, ev.TryCompleteElseWatch) else
+                      (e.key,) if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)) else ()):
+                self.keys.setdefault(k, len(self.keys))
         for i in self.idx:
             lab = z3.Bool(f"e{i}")
             self.labels[i] = lab
@@ -76,6 +88,17 @@ class _Window:
             if isinstance(e, ev.CancelForKey):
                 for op in self.ops:  # which of the window's operations it cancelled
                     vals[f"names{op}"] = int(op in e.ops)
+            if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
+                vals["key"] = self.keys[e.key]
+            if isinstance(e, ev.TryCompleteElseWatch):
+                for k, code in self.keys.items():  # which of the window's keys it watches
+                    vals[f"has{code}"] = int(k in e.keys)
+            if isinstance(e, (ev.SetCompletable, ev.Observe)):
+                vals["value"] = int(e.value)
+            if isinstance(e, ev.Observe):
+                vals["what"] = WHAT.get(e.what, -1)
+            if isinstance(e, ev.Purge):
+                vals["value"] = e.delayed
             for name, v in vals.items():
                 self.facts.append(z3.Implies(lab, self.f(name, i) == v))
 
@@ -91,6 +114,17 @@ class _Window:
         return z3.And(self.kind(k, ev.CancelForKey),
                       z3.Or([z3.And(self.f("id", c) == op, self.f(f"names{op}", k) == 1) for op in self.ops]
                             or [z3.BoolVal(False)]))
+
+    def names(self, b: int, a: int) -> z3.BoolRef:
+        """Event ``b``'s list of operations (a cancelForKey's result) names the operation of ``a``."""
+        return z3.Or([z3.And(self.f("id", a) == op, self.f(f"names{op}", b) == 1) for op in self.ops]
+                     or [z3.BoolVal(False)])
+
+    def watches(self, a: int, b: int) -> z3.BoolRef:
+        """Event ``a`` (a watch) has among its keys the key of event ``b`` (a check or cancelForKey)."""
+        return z3.Or([z3.And(self.f("key", b) == code, self.f(f"has{code}", a) == 1) for code in self.keys.values()]
+                     or [z3.BoolVal(False)])
+
     @staticmethod
     def f(name: str, i: int) -> z3.ArithRef:
         return z3.Int(f"{name}@{i}")
@@ -157,8 +191,13 @@ def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
             return z3.Or(runs) if runs else z3.BoolVal(False)
 
         cases = []
+        x = w.closing(j)
+        # a fire inside an add of its own task comes after that add replaced the task's entry
+        # (Kafka's TimerTaskEntry removes the old entry first): the add counts as the latest touch
+        replaced = [z3.And(w.f("id", x) == w.f("id", j), _sched(w, p, x))] if x in w.labels and x != j else []
         for a in same:
-            later_quiet = z3.And([z3.Not(touches(b)) for b in same if b > a] or [z3.BoolVal(True)])
+            later_quiet = z3.And([z3.Not(touches(b)) for b in same if b > a] + [z3.Not(r) for r in replaced]
+                                 or [z3.BoolVal(True)])
             cases.append(z3.And(touches(a), later_quiet, _sched(w, p, a), w.f("exp", a) == w.f("exp", j),
                                 z3.Not(ran_inside(a, a))))
         allowed = z3.Or(cases) if cases else z3.BoolVal(False)
@@ -227,12 +266,13 @@ def _expire_time(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     out = []
     for a in w.idx:
         for c in w.idx:
-            if c <= a:
+            in_watch = c < a and w.closing(c) == a  # the timeout ran inside the watch (it precedes it)
+            if c == a or (c < a and not in_watch):
                 continue
             deadline = w.f("now", a) + w.f("delay", a)
             ok = w.f("now", c) >= _earliest(p, deadline, f"x{a}_{c}", side)
-            if p.fires_nonpositive_in_add():
-                ok = z3.Or(ok, z3.And(w.f("delay", a) <= 0, w.f("now", c) == w.f("now", a)))
+            if p.fires_nonpositive_in_add() and in_watch:  # strict-gt: delay <= 0 expires inside the watch
+                ok = z3.Or(ok, w.f("delay", a) <= 0)
             out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.kind(c, ev.Complete),
                                          w.f("id", c) == w.f("id", a), w.f("via", c) == VIA["expire"]), ok))
     return z3.And(out) if out else z3.BoolVal(True)
@@ -241,19 +281,22 @@ def _expire_time(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
 def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     out = []
     for a in w.idx:
+        # the watch put its op on the timer: no Complete of it inside the watch (whatever the
+        # watch's result says; watch-result judges that)
+        inside = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx
+                  if c < a and w.closing(c) == a]
+        on_timer = z3.And(w.kind(a, ev.TryCompleteElseWatch), z3.Not(z3.Or(inside)) if inside else z3.BoolVal(True))
         for v in w.idx:
             if v <= a:
                 continue
             ended = [z3.And(w.kind(b, ev.Complete), w.f("id", b) == w.f("id", a)) for b in w.idx if a < b < v]
             ended += [w.cancels(b, a) for b in w.idx if a < b < v]
             due = _earliest(p, w.f("now", a) + w.f("delay", a), f"o{a}_{v}", side) <= w.f("now", v)
-            out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("value", a) == 0,
-                                         w.kind(v, ev.Advance), due),
+            out.append(z3.Implies(z3.And(on_timer, w.kind(v, ev.Advance), due),
                                   z3.Or(ended) if ended else z3.BoolVal(False)))
         if p.fires_nonpositive_in_add():  # strict-gt: a timeout <= 0 expires inside the watch
             ran = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx if c < a]
-            out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("value", a) == 0,
-                                         w.f("delay", a) <= 0), z3.Or(ran) if ran else z3.BoolVal(False)))
+            out.append(z3.Implies(z3.And(on_timer, w.f("delay", a) <= 0), z3.Or(ran) if ran else z3.BoolVal(False)))
     return z3.And(out) if out else z3.BoolVal(True)
 
 
@@ -277,6 +320,18 @@ def _count_rule(w: _Window, result_cls: type, via: str, same_op: bool, since: in
 def _well_formed(w: _Window) -> z3.BoolRef:
     out = [w.f("now", a) <= w.f("now", b) for a in w.idx for b in w.idx if a < b]
     out += [z3.Implies(w.kind(i, ev.Add), w.f("exp", i) == w.f("now", i) + w.f("delay", i)) for i in w.idx]
+    watches = [a for a in w.idx if isinstance(w.events[a], ev.TryCompleteElseWatch)]
+    for i in w.idx:
+        # a Complete / ForceComplete / SetCompletable names an operation watched before it (a
+        # Complete inside the watch's own window counts: the watch registers the op first)
+        if isinstance(w.events[i], (ev.Complete, ev.ForceComplete, ev.SetCompletable)):
+            seen = [z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("id", a) == w.f("id", i)) for a in watches
+                    if a < i or (a == w.closing(i) and a != i)]
+            names_op = z3.Or(w.kind(i, ev.Complete), w.kind(i, ev.ForceComplete), w.kind(i, ev.SetCompletable))
+            out.append(z3.Implies(names_op, z3.Or(seen) if seen else z3.BoolVal(False)))
+        out.append(z3.Implies(w.kind(i, ev.Complete), z3.And(w.f("via", i) >= 0, w.f("via", i) <= 3)))
+    out += [z3.Not(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.kind(b, ev.TryCompleteElseWatch),
+                          w.f("id", a) == w.f("id", b))) for a in watches for b in watches if a < b]
     return z3.And(out) if out else z3.BoolVal(True)
 
 
@@ -306,6 +361,8 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
     """(window, property constraint, side conditions) for one violation, or None if not encoded."""
     if prop not in ENCODED:
         return None
+    if prop in _results.RESULTS:
+        return _results.encode(prop, events, indices, p, pp)
     ents = {_entity(events[i]) for i in indices if 0 <= i < len(events)} - {None}
     side: list[z3.BoolRef] = []
     if prop in ("check-count", "watch-result", "force-result"):
@@ -340,12 +397,17 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
                 idx.append(i)
     if prop == "expire-rule":  # the neighbours say whether Complete and Expire are adjacent
         idx += [j for i in indices for j in (i - 1, i + 1) if 0 <= j < len(events)]
-    if (prop == "no-lost-task" and p.fires_nonpositive_in_add()) or \
-            (prop == "no-lost-operation" and pp.fires_nonpositive_in_add()):
+    if (prop == "no-lost-task" and p.fires_nonpositive_in_add()) or prop == "no-lost-operation":
         lo = min(indices)  # the request's caused events: where an in-add fire would be
         while lo > 0 and isinstance(events[lo - 1], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
             lo -= 1
             idx.append(lo)
+    if prop == "well-formed":  # the watches of the operations the window's events name
+        named = {events[i].op for i in idx if isinstance(events[i], (ev.Complete, ev.ForceComplete, ev.SetCompletable))}
+        last = max(idx)
+        while last + 1 < len(events) and isinstance(events[last], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+            last += 1
+        idx += [a for a in range(last + 1) if isinstance(events[a], ev.TryCompleteElseWatch) and events[a].op in named]
     idx = sorted(set(idx))
     w = _Window(events, idx)
     if prop == "well-formed":
@@ -415,6 +477,7 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
         return
     flagged = {i for v in verdict.violations for i in v.indices}
     checked = 0
+    per_prop: dict[str, int] = {}
     for i, e in enumerate(events):
         if i in flagged:
             continue
@@ -429,16 +492,32 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
                 idx = (first, i, i + 1)  # a fire inside that add
             props = [("no-early-fire", (i,) + idx[2:]), ("fire-once", idx)]
         elif isinstance(e, ev.CheckAndComplete):
-            props = [("check-count", (i,))]
+            props = [("check-count", (i,)), ("no-lost-wakeup", (i,))]
         elif isinstance(e, (ev.TryCompleteElseWatch,)):
             props = [("watch-result", (i,))]
         elif isinstance(e, ev.ForceComplete):
             props = [("force-result", (i,))]
+        elif isinstance(e, ev.Cancel):
+            props = [("cancel-result", (i,))]
+        elif isinstance(e, ev.Observe) and e.what in ("size", "num_delayed"):
+            props = [("size" if e.what == "size" else "num-delayed", (i,))]
+        elif isinstance(e, ev.Purge):
+            props = [("num-delayed", (i,))]
+        elif isinstance(e, ev.Complete):
+            props = [("complete-context", (i,))]
+        elif isinstance(e, ev.CancelForKey):
+            props = [("cancel-for-key-result", (i,))]
         for prop, idx in props:
-            status, _ = explain(prop, events, idx, p, pp)
+            status, core = explain(prop, events, idx, p, pp)
             checked += 1
+            per_prop[prop] = per_prop.get(prop, 0) + 1
             if status == "confirmed":
-                verdict.violations.append(Violation(prop, idx, f"Z3 finds event #{i} violates {prop}, "
+                verdict.violations.append(Violation(prop, core or idx, f"Z3 finds event #{i} violates {prop}, "
                                                     "which the fast path accepted"))
                 verdict.ok = False
-    verdict.z3_notes.append(f"z3: re-judged {checked} property instances of a passing history")
+    detail = ", ".join(f"{k} {n}" for k, n in sorted(per_prop.items()))
+    verdict.z3_notes.append(f"z3: re-judged {checked} property instances of a passing history"
+                            + (f" ({detail})" if detail else ""))
+
+
+from . import checker_z3_results as _results  # noqa: E402  (it builds on _Window above)

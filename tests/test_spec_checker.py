@@ -135,8 +135,10 @@ def test_violation_and_verdict_shapes():
 
 # -- the Z3 layer ---------------------------------------------------------------------------------
 from wheelspec.spec.checker_z3 import ENCODED  # noqa: E402
+from wheelspec.spec.checker_z3_results import RESULTS  # noqa: E402
 
-Z3_CASES = [c for c in CASES if c[4] in ENCODED]
+# the window-local properties; the six result properties (their windows reach back) are below
+Z3_CASES = [c for c in CASES if c[4] in ENCODED and c[4] not in RESULTS]
 
 
 @pytest.mark.parametrize("name,prof,good,bad,prop,words", Z3_CASES, ids=[c[0] for c in Z3_CASES])
@@ -167,8 +169,132 @@ def test_z3_full_mode_agrees_on_passing_histories():
         assert any("re-judged" in n for n in verdict.z3_notes)
 
 
-def test_properties_not_encoded_in_z3_say_so():
-    bad = [A(0, 1, 5, 5), O(0, "size", 2)]
-    verdict = check_history(bad, K1)
-    assert "z3: size not-encoded (judged by the fast path only)" in verdict.z3_notes
-    assert "not-encoded" in verdict.explain(bad)
+def test_every_property_is_encoded_in_z3():
+    assert set(ENCODED) == set(PROPERTIES)
+    for name, prof, good, bad, prop, words in CASES:
+        notes = check_history(bad, prof).z3_notes
+        assert not any("not-encoded" in n or "fast path only" in n for n in notes), (name, notes)
+
+
+# -- the six result properties in Z3 ---------------------------------------------------------------
+RESULT_CASES = [c for c in CASES if c[4] in RESULTS]
+
+#: the minimal explanation of each planted violation: the result event and the events that make it
+#: wrong (e.g. size: the add, the cancel that ended it, the observe; not the other task's add)
+CORES = {
+    "cancel-pending": (0, 1),          # add, cancel(pending=False)
+    "cancel-fired": (0, 1, 3),         # add, its fire, cancel(pending=True)
+    "size": (0, 2, 3),                 # add of task 1, its cancel, size()=2
+    "size-gt": (0, 2),                 # add (MockTimer keeps the cancelled entry), size()=0
+    "context": (0, 2, 3),              # watch of 'a', Complete(check), check of 'b'
+    "lost-wakeup": (0, 1, 2),          # watch of 'b', set_completable, check of 'b'
+    "cfk-missing": (1, 2),             # watch of op 2 on 'a', cancelForKey('a') without it
+    "num-delayed": (0, 1),             # watch, num_delayed()=0
+    "purge-delayed": (0, 1, 3),        # watch, its forced completion, purge counting it
+}
+
+
+def _blind(monkeypatch, prop):
+    """Make the fast path blind to ``prop`` (it drops that property's flags)."""
+    from wheelspec.spec import checker
+
+    flag = checker._Judge.flag
+
+    def blind_flag(self, p, indices, message):
+        if p != prop:
+            flag(self, p, indices, message)
+
+    monkeypatch.setattr(checker._Judge, "flag", blind_flag)
+
+
+@pytest.mark.parametrize("name,prof,good,bad,prop,words", RESULT_CASES, ids=[c[0] for c in RESULT_CASES])
+def test_z3_confirms_result_property_with_minimal_core(name, prof, good, bad, prop, words):
+    from wheelspec.spec.checker_z3 import encode
+    from wheelspec.spec.checker_z3_results import target
+
+    from wheelspec.spec.checker import _Judge
+
+    fast = next(v for v in _Judge(prof, prof, False).run(bad) if v.prop == prop)  # before Z3 shrinks it
+    verdict = check_history(bad, prof)
+    v = next(v for v in verdict.violations if v.prop == prop)
+    assert f"z3: {prop} confirmed; minimal events {list(v.indices)}" in verdict.z3_notes, verdict.z3_notes
+    window = encode(prop, bad, fast.indices, prof, prof)[0].idx
+    offending = target(prop, bad, fast.indices)  # the result (or Complete) the violation is about
+    assert v.indices and set(v.indices) <= set(window) and offending in v.indices
+    assert v.indices == CORES[name], verdict.explain(bad)
+
+
+@pytest.mark.parametrize("name,prof,good,bad,prop,words", RESULT_CASES, ids=[c[0] for c in RESULT_CASES])
+def test_z3_full_mode_rejudges_result_properties(monkeypatch, name, prof, good, bad, prop, words):
+    ok = check_history(good, prof, z3=True)
+    assert ok.ok and any(f"{prop} " in n for n in ok.z3_notes if "re-judged" in n), ok.z3_notes
+    # with the fast path blind to the property, the re-judgement alone catches the violation
+    _blind(monkeypatch, prop)
+    assert check_history(bad, prof).ok
+    verdict = check_history(bad, prof, z3=True)
+    found = [v for v in verdict.violations if v.prop == prop]
+    assert not verdict.ok and found and "fast path accepted" in found[0].message, verdict.explain(bad)
+    assert set(CORES[name]) <= set(found[0].indices) or found[0].indices == CORES[name]
+
+
+# Edge cases of the result rules, each judged the same way by the fast path and by Z3, instance by
+# instance: (name, profile, history, the result properties it violates)
+EDGES = [
+    # a fire with another expiration does not end the schedule; a re-add supersedes it
+    ("fire-other-exp", K1, [A(0, 1, 5, 5), A(0, 1, 9, 9), F(5, 1, 5), V(5), C(5, 1, True), O(5, "size", 0)], set()),
+    ("fire-inside-add", K10, [F(0, 1, 5), A(0, 1, 5, 5), C(0, 1, False), O(0, "size", 0)], set()),
+    ("fire-inside-add-size", K10, [F(0, 1, 5), A(0, 1, 5, 5), O(0, "size", 1)], {"size"}),
+    # strict-gt: a delay <= 0 add runs inside add and leaves the earlier entry (cancel sees it)
+    ("gt-transient", GT, [A(0, 1, 5, 5), F(0, 1, 0), A(0, 1, 0, 0), C(0, 1, True), O(0, "size", 1)], set()),
+    ("gt-transient-bad", GT, [A(0, 1, 5, 5), F(0, 1, 0), A(0, 1, 0, 0), C(0, 1, False)], {"cancel-result"}),
+    ("gt-popped", GT, [A(0, 1, 5, 5), A(0, 1, 7, 7), V(6), F(6, 1, 7)], set()),
+    ("gt-popped-size", GT, [A(0, 1, 5, 5), A(0, 1, 7, 7), V(6), O(6, "size", 2)], {"size"}),
+    # KAFKA-1952: completed inside its own watch, it stays in the lists; cancelForKey may name it
+    ("completed-in-watch", K1, [CP(0, 1, "try"), W(0, 1, 5, ("a",), True), CFK(0, "a", (1,)),
+                                O(0, "num_delayed", 0)], set()),
+    ("completed-in-watch-2", K1, [CP(0, 1, "try"), W(0, 1, 5, ("a",), True), CFK(0, "a", ())], set()),
+    # ... until a check of the key drops it
+    ("dropped-by-check", K1, [CP(0, 1, "try"), W(0, 1, 5, ("a",), True), CK(0, "a", 0), CFK(0, "a", (1,))],
+     {"cancel-for-key-result"}),
+    # cancelForKey takes the op off the timer (num_delayed) and out of the key's list only
+    ("cfk-off-timer", K1, [W(0, 1, 5, ("a", "b"), False), CFK(0, "a", (1,)), O(0, "num_delayed", 0),
+                           CFK(0, "b", (1,)), CFK(0, "a", ())], set()),
+    ("cfk-twice", K1, [W(0, 1, 5, ("a",), False), CFK(0, "a", (1,)), CFK(0, "a", (1,))], {"cancel-for-key-result"}),
+    ("cfk-other-key", K1, [W(0, 1, 5, ("a",), False), CFK(0, "b", (1,)), O(0, "num_delayed", 0)],
+     {"cancel-for-key-result", "num-delayed"}),
+    # a check after a cancelForKey of the key does not see the op; completable false again is fine
+    ("wakeup-after-cfk", K1, [W(0, 1, 5, ("a",), False), CFK(0, "a", (1,)), SC(0, 1, True), CK(0, "a", 0)], set()),
+    ("wakeup-reset", K1, [W(0, 1, 5, ("a",), False), SC(0, 1, True), SC(0, 1, False), CK(0, "a", 0)], set()),
+    ("wakeup-other-key", K1, [W(0, 1, 5, ("a",), False), SC(0, 1, True), CK(0, "b", 0)], set()),
+    # contexts: expire in an advance or in its own watch (delay <= 0); force of another op is wrong
+    ("expire-in-watch", K1, [CP(0, 1, "expire"), X(0, 1), W(0, 1, 0, ("a",), False), O(0, "num_delayed", 0)], set()),
+    ("force-other-op", K1, [W(0, 1, 5, ("a",), False), W(0, 2, 5, ("a",), False), CP(0, 1, "force"),
+                            FC(0, 2, True)], {"complete-context"}),
+    ("check-after-cfk", K1, [W(0, 1, 5, ("a",), False), CFK(0, "a", (1,)), SC(0, 1, True), CP(0, 1, "check"),
+                             CK(0, "a", 1)], {"complete-context"}),
+    ("history-ends", K1, [W(0, 1, 5, ("a",), False), CP(5, 1, "expire"), X(5, 1)], {"complete-context"}),
+    # strict-gt purgatory: MockTimer keeps completed entries queued until an advance passes them
+    ("gt-num-delayed", GT, [W(0, 1, 5, ("a",), False), CP(0, 1, "force"), FC(0, 1, True),
+                            O(0, "num_delayed", 1), V(6), O(6, "num_delayed", 0)], set()),
+    ("gt-purge-after-pop", GT, [W(0, 1, 5, ("a",), False), CP(0, 1, "force"), FC(0, 1, True),
+                                P(6, 0, 1, 0), V(6)], {"num-delayed"}),
+]
+
+
+@pytest.mark.parametrize("name,prof,history,props", EDGES, ids=[e[0] for e in EDGES])
+def test_result_rules_agree_on_edge_cases(name, prof, history, props):
+    from wheelspec.spec.checker_z3 import explain
+    from wheelspec.spec.checker_z3_results import target
+
+    from wheelspec.spec.checker import _Judge
+
+    fast = _Judge(prof, prof, False).run(history)  # the fast path's own indices, before Z3 shrinks them
+    flagged = {(v.prop, target(v.prop, history, v.indices)) for v in fast if v.prop in RESULTS}
+    assert {p for p, _ in flagged} == props, fast
+    kinds = {ev.Cancel: "cancel-result", ev.Purge: "num-delayed", ev.Complete: "complete-context",
+             ev.CheckAndComplete: "no-lost-wakeup", ev.CancelForKey: "cancel-for-key-result"}
+    for i, e in enumerate(history):
+        prop = {"size": "size", "num_delayed": "num-delayed"}.get(e.what) if isinstance(e, O) else kinds.get(type(e))
+        if prop is not None:
+            status, core = explain(prop, history, (i,), prof, prof)
+            assert (status == "confirmed") == ((prop, i) in flagged), (prop, i, status, core)

@@ -1,0 +1,358 @@
+"""Z3 encodings of the six *result* properties of the history checker.
+
+These are the properties whose subject is what a request returned or observed, judged against the
+state the earlier events leave: ``cancel-result``, ``size``, ``num-delayed`` (timer and purgatory
+bookkeeping: Kafka's ``TimerTaskEntry.cancel`` / ``SystemTimer.size`` and
+``DelayedOperationPurgatory.numDelayed``), ``complete-context``, ``no-lost-wakeup`` and
+``cancel-for-key-result`` (the purgatory's watch lists: ``checkAndComplete``, ``cancelForKey``).
+Each is stated over the symbolic fields of a window of events (:class:`.checker_z3._Window`: one
+label per event, its fields as facts) exactly as :mod:`.checker`'s fast path judges it; a count is
+a sum of labelled 0/1 terms, one per event, so the unsat core names the events that make a count
+wrong.  The state is never taken from the fast path: which schedule is live, which operation is on
+the timer or in a watch list, is re-derived from the window's events.
+
+The encodings
+-------------
+*live schedule* ``live(a, o)`` (kafka/strict): ``a`` is a schedule-making add and no event of its
+task between ``a`` and ``o`` ends it -- a re-add that makes a schedule, a cancel, or a fire with
+``a``'s expiration (under strict-gt not the first matching fire inside a delay <= 0 add, which
+belongs to that add) -- nor a fire with ``a``'s expiration inside ``a``'s own add (it precedes
+``a``'s result event).
+
+``cancel-result``
+    ``Cancel.pending = 1  <=>  OR_a (id a = id c and live(a, c))``.
+``size``
+    kafka/strict: ``Observe(size).value = SUM_a If(live(a, o), 1, 0)``.  strict-gt (MockTimer's
+    queue): ``SUM_a If(schedule-making add a and not popped(a), 1, 0)`` where ``popped(a)`` says the
+    latest ``Advance`` before ``o`` comes after ``a`` with ``now > exp(a)``.
+``num-delayed``
+    ``on(a)``: ``a`` is a watch and no ``Complete`` of its op lies in its own window (it was
+    completed inside ``tryCompleteElseWatch``).  kafka/strict: ``value = SUM_a If(on(a) and no
+    Complete of the op and no cancelForKey that removed it between a and o, 1, 0)``; a cancelForKey
+    ``b`` removes ``a`` when it names ``a``'s op, ``a`` watches ``b``'s key and no cancelForKey of that
+    key lies between them.  strict-gt: ``SUM_a If(on(a) and delay(a) > 0 and not popped(a), 1, 0)``
+    with deadline ``now(a) + delay(a)``; a ``Purge`` inside an advance is counted after that
+    advance's pop (MockTimer dequeues before it runs anything).
+``complete-context``
+    for a ``Complete c`` of a watched op that is its first completion, with ``x`` the request
+    closing ``c``'s window: via=try -- ``x`` is the watch of that op; via=check -- ``x`` is a
+    ``CheckAndComplete`` of a key the op's watch has, with no cancelForKey of that key in between;
+    via=force -- ``x`` is forceComplete of the op; via=expire -- ``x`` is an ``Advance`` or the op's
+    own watch.  No request after ``c`` (the history ends) is never a valid context.
+``no-lost-wakeup``
+    after ``CheckAndComplete(k)`` there is no watch ``a`` of ``k`` (no cancelForKey of ``k`` since)
+    whose op has no completion before the check and whose latest ``SetCompletable`` since the
+    watch has value 1.
+``cancel-for-key-result``
+    ``in_ws(a)``: watch ``a`` has ``b``'s key, no cancelForKey of that key lies between, and no
+    ``CheckAndComplete`` of the key between them found its op completed (the walk drops it).
+    Every op ``b`` names has an ``a`` with ``in_ws(a)``; every ``a`` with ``in_ws(a)`` whose op is not
+    completed before ``b`` is named.
+
+Windows: the result event, and before it every event that can bear on it (of the same task, the
+same operation, or the same key); pairs of events are formed only inside those groups, so the
+formula grows linearly with the window (a ``size`` window is every timer event before the observe).
+strict-gt's pops use the latest advance, which on a clock that never goes back (``well-formed``)
+pops every entry an earlier advance did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import z3
+
+from . import events as ev
+from .checker_z3 import VIA, WHAT, _sched, _Window
+from .profiles import Profile
+
+RESULTS = ("cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed")
+
+_TIMER = (ev.Add, ev.Fire, ev.Cancel)
+_CAUSED = (ev.Fire, ev.Complete, ev.Expire, ev.Purge)
+_FALSE = z3.BoolVal(False)
+
+
+def _or(xs: list[z3.BoolRef]) -> z3.BoolRef:
+    return z3.Or(xs) if xs else _FALSE
+
+
+def _and(xs: list[z3.BoolRef]) -> z3.BoolRef:
+    return z3.And(xs) if xs else z3.BoolVal(True)
+
+
+def _count(xs: list[z3.BoolRef]) -> z3.ArithRef:
+    return z3.Sum([z3.If(x, 1, 0) for x in xs]) if xs else z3.IntVal(0)
+
+
+def _closing(events: list[Any], j: int) -> int:
+    k = j
+    while k < len(events) and isinstance(events[k], _CAUSED):
+        k += 1
+    return k
+
+
+def target(prop: str, events: list[Any], indices: tuple[int, ...]) -> int:
+    """The result event a violation of ``prop`` (fast-path ``indices``) is about."""
+    if prop == "complete-context":
+        return next(i for i in indices if isinstance(events[i], ev.Complete))
+    return max(indices)
+
+
+# -- window selection (which events can bear on the result) ---------------------------------------
+def _latest_advance(events: list[Any], o: int) -> list[int]:
+    for v in range(o - 1, -1, -1):
+        if isinstance(events[v], ev.Advance):
+            return [v]
+    return []
+
+
+def _keys_of(e: Any) -> tuple[Any, ...]:
+    if isinstance(e, ev.TryCompleteElseWatch):
+        return e.keys
+    if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
+        return (e.key,)
+    return ()
+
+
+def _purgatory_story(events: list[Any], t: int, ops: set[int], keys: set[Any]) -> list[int]:
+    """Before ``t``: the watches, completions and SetCompletables of ``ops`` and the checks and
+    cancelForKeys of ``keys`` (and of ``ops``)."""
+    out = []
+    for i in range(t):
+        e = events[i]
+        if isinstance(e, (ev.TryCompleteElseWatch, ev.Complete, ev.SetCompletable)) and e.op in ops:
+            out.append(i)
+        elif isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)) and (
+                e.key in keys or (isinstance(e, ev.CancelForKey) and ops & set(e.ops))):
+            out.append(i)
+    return out
+
+
+def select(prop: str, events: list[Any], t: int, p: Profile, pp: Profile) -> list[int]:
+    """The window of a ``prop`` judgement of result event ``t``."""
+    e = events[t]
+    if prop == "cancel-result":
+        return [i for i in range(t) if isinstance(events[i], _TIMER) and events[i].task == e.task] + [t]
+    if prop == "size":
+        if p.name == "strict-gt":
+            return [i for i in range(t) if isinstance(events[i], ev.Add)] + _latest_advance(events, t) + [t]
+        return [i for i in range(t) if isinstance(events[i], _TIMER)] + [t]
+    if prop == "num-delayed":
+        if pp.name == "strict-gt":
+            x = _closing(events, t)
+            pop = [x] if isinstance(e, ev.Purge) and x < len(events) and isinstance(events[x], ev.Advance) \
+                else _latest_advance(events, t)
+            return [i for i in range(t) if isinstance(events[i], (ev.TryCompleteElseWatch, ev.Complete))] + pop + [t]
+        ops = {x.op for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch)}
+        keys = {k for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch) for k in x.keys}
+        return [i for i in _purgatory_story(events, t, ops, keys)
+                if not isinstance(events[i], (ev.SetCompletable, ev.CheckAndComplete))] + [t]
+    if prop == "complete-context":
+        x = _closing(events, t)
+        keys = {events[x].key} if x < len(events) and isinstance(events[x], ev.CheckAndComplete) else set()
+        story = _purgatory_story(events, min(x + 1, len(events)), {e.op}, keys)
+        return sorted(set(story) | {t} | ({x} if x < len(events) else set()))
+    if prop in ("no-lost-wakeup", "cancel-for-key-result"):
+        ops = {x.op for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch) and e.key in x.keys}
+        if isinstance(e, ev.CancelForKey):
+            ops |= set(e.ops)
+        return _purgatory_story(events, t, ops, {e.key}) + [t]
+    raise ValueError(f"{prop} is not a result property")  # pragma: no cover
+
+
+# -- the timer's live schedules ----------------------------------------------------------------------
+def _first_in_transient(w: _Window, b: int) -> z3.BoolRef:
+    """strict-gt: fire ``b`` is the first fire of its task and expiration inside a delay <= 0 add
+    (MockTimer runs that add's task synchronously; the fire belongs to that add, no schedule)."""
+    x = w.closing(b)
+    if x not in w.labels:
+        return _FALSE
+    same = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", b), w.f("exp", f) == w.f("exp", b))
+            for f in w.idx if f < b and w.closing(f) == x]
+    return z3.And(w.kind(x, ev.Add), w.f("delay", x) <= 0, w.f("id", x) == w.f("id", b),
+                  w.f("exp", x) == w.f("exp", b), z3.Not(_or(same)))
+
+
+def _ends(w: _Window, p: Profile, a: int, b: int) -> z3.BoolRef:
+    """Event ``b`` ends the schedule add ``a`` made (``b`` before ``a``: a fire inside ``a``'s add)."""
+    same = w.f("id", b) == w.f("id", a)
+    fire = z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a))
+    if b < a:
+        return z3.And(same, fire)
+    if p.fires_nonpositive_in_add():
+        fire = z3.And(fire, z3.Not(_first_in_transient(w, b)))
+    return z3.And(same, z3.Or(_sched(w, p, b), w.kind(b, ev.Cancel), fire))
+
+
+def _live(w: _Window, p: Profile, a: int, o: int, task_of: Callable[[int], Any]) -> z3.BoolRef:
+    """Schedule ``a`` is live just before event ``o`` (only events of ``a``'s task can end it)."""
+    enders = [_ends(w, p, a, b) for b in w.idx
+              if b != a and b < o and task_of(b) == task_of(a) and (b > a or w.closing(b) == a)]
+    return z3.And(_sched(w, p, a), z3.Not(_or(enders)))
+
+
+def _task_of(w: _Window) -> Callable[[int], Any]:
+    return lambda i: getattr(w.events[i], "task", None)
+
+
+def _cancel_result(w: _Window, p: Profile, c: int) -> z3.BoolRef:
+    task_of = _task_of(w)
+    live = [z3.And(w.f("id", a) == w.f("id", c), _live(w, p, a, c, task_of))
+            for a in w.idx if a < c and task_of(a) == task_of(c)]
+    return z3.Implies(w.kind(c, ev.Cancel), (w.f("value", c) == 1) == _or(live))
+
+
+def _popped(w: _Window, a: int, v: int | None, deadline: z3.ArithRef) -> z3.BoolRef:
+    """MockTimer popped entry ``a`` at advance ``v`` (it dequeues every entry with exp < now)."""
+    if v is None or v <= a:
+        return _FALSE
+    return z3.And(w.kind(v, ev.Advance), w.f("now", v) > deadline)
+
+
+def _size(w: _Window, p: Profile, o: int) -> z3.BoolRef:
+    before = [a for a in w.idx if a < o]
+    if p.name == "strict-gt":
+        v = next((i for i in reversed(before) if isinstance(w.events[i], ev.Advance)), None)
+        counted = [z3.And(_sched(w, p, a), z3.Not(_popped(w, a, v, w.f("exp", a)))) for a in before]
+    else:
+        task_of = _task_of(w)
+        counted = [_live(w, p, a, o, task_of) for a in before if task_of(a) is not None]
+    return z3.Implies(z3.And(w.kind(o, ev.Observe), w.f("what", o) == WHAT["size"]),
+                      w.f("value", o) == _count(counted))
+
+
+# -- the purgatory -----------------------------------------------------------------------------------
+def _is(w: _Window, i: int, cls: type) -> bool:
+    """Event ``i`` is concretely of kind ``cls``: terms pair events only with those that can bear
+    on them (its kind stays symbolic inside the term)."""
+    return isinstance(w.events[i], cls)
+
+
+def _op_of(w: _Window, i: int) -> Any:
+    return getattr(w.events[i], "op", None)
+
+
+def _key_of(w: _Window, i: int) -> Any:
+    return getattr(w.events[i], "key", None)
+
+
+def _completed_by(w: _Window, a: int, before: int) -> z3.BoolRef:
+    """The op of watch ``a`` has a completion before event ``before`` (in ``a``'s own window or
+    later: a completion before the watch names an op not yet watched and does not count)."""
+    return _or([z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx
+                if c < before and _is(w, c, ev.Complete) and _op_of(w, c) == _op_of(w, a)
+                and (c > a or w.closing(c) == a)])
+
+
+def _no_cfk_between(w: _Window, a: int, b: int, key_event: int) -> z3.BoolRef:
+    """No cancelForKey of ``key_event``'s key lies strictly between ``a`` and ``b``."""
+    return z3.Not(_or([z3.And(w.kind(m, ev.CancelForKey), w.f("key", m) == w.f("key", key_event)) for m in w.idx
+                       if a < m < b and _key_of(w, m) == _key_of(w, key_event)]))
+
+
+def _on_timer_at_watch(w: _Window, a: int) -> z3.BoolRef:
+    """Watch ``a`` put its op on the timer: it was not completed inside the watch."""
+    inside = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx
+              if c < a and w.closing(c) == a and _is(w, c, ev.Complete) and _op_of(w, c) == _op_of(w, a)]
+    return z3.And(w.kind(a, ev.TryCompleteElseWatch), z3.Not(_or(inside)))
+
+
+def _num_delayed(w: _Window, pp: Profile, o: int) -> z3.BoolRef:
+    watches = [a for a in w.idx if a < o and isinstance(w.events[a], ev.TryCompleteElseWatch)]
+    if pp.name == "strict-gt":
+        v = next((i for i in w.idx if i != o and isinstance(w.events[i], ev.Advance)), None)
+        counted = [z3.And(_on_timer_at_watch(w, a), w.f("delay", a) > 0,
+                          z3.Not(_popped(w, a, v, w.f("now", a) + w.f("delay", a)))) for a in watches]
+    else:
+        counted = []
+        for a in watches:
+            keys = set(w.events[a].keys)
+            removed = [z3.And(w.kind(b, ev.CancelForKey), w.names(b, a), w.watches(a, b), _no_cfk_between(w, a, b, b))
+                       for b in w.idx if a < b < o and isinstance(w.events[b], ev.CancelForKey)
+                       and w.events[b].key in keys]
+            counted.append(z3.And(_on_timer_at_watch(w, a), z3.Not(_completed_by(w, a, o)), z3.Not(_or(removed))))
+    judged = z3.Or(z3.And(w.kind(o, ev.Observe), w.f("what", o) == WHAT["num_delayed"]), w.kind(o, ev.Purge))
+    return z3.Implies(judged, w.f("value", o) == _count(counted))
+
+
+def _complete_context(w: _Window, c: int) -> z3.BoolRef:
+    x = w.closing(c)
+    watches = [a for a in w.idx if (a < c or a == x) and isinstance(w.events[a], ev.TryCompleteElseWatch)
+               and _op_of(w, a) == _op_of(w, c)]
+    earlier = [b for b in w.idx if b < c and _is(w, b, ev.Complete) and _op_of(w, b) == _op_of(w, c)]
+    # judged: the first completion of a watched operation with a known via
+    first = [z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("id", a) == w.f("id", c),
+                    z3.Not(_or([z3.And(w.kind(b, ev.Complete), w.f("id", b) == w.f("id", c))
+                                for b in earlier if b > a or w.closing(b) == a])))
+             for a in watches]
+    judged = z3.And(w.kind(c, ev.Complete), w.f("via", c) >= 0, w.f("via", c) <= 3, _or(first))
+    if x not in w.labels:
+        return z3.Not(judged)  # no request closes the window: the history ends
+    via = w.f("via", c)
+    own = w.f("id", x) == w.f("id", c)
+    by_check = [z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("id", a) == w.f("id", c), w.watches(a, x),
+                       _no_cfk_between(w, a, c, x)) for a in watches if a < c]
+    ok = z3.Or(z3.And(via == VIA["try"], w.kind(x, ev.TryCompleteElseWatch), own),
+               z3.And(via == VIA["check"], w.kind(x, ev.CheckAndComplete), _or(by_check)),
+               z3.And(via == VIA["force"], w.kind(x, ev.ForceComplete), own),
+               z3.And(via == VIA["expire"], z3.Or(w.kind(x, ev.Advance), z3.And(w.kind(x, ev.TryCompleteElseWatch), own))))
+    return z3.Implies(judged, ok)
+
+
+def _watching(w: _Window, b: int) -> list[int]:
+    """The window's watches before ``b`` that concretely have ``b``'s key (the only ones it can
+    find in its watch list)."""
+    return [a for a in w.idx if a < b and isinstance(w.events[a], ev.TryCompleteElseWatch)
+            and w.events[b].key in w.events[a].keys]
+
+
+def _no_lost_wakeup(w: _Window, i: int) -> z3.BoolRef:
+    lost = []
+    for a in _watching(w, i):
+        sets = [s for s in w.idx if a < s < i and isinstance(w.events[s], ev.SetCompletable)
+                and _op_of(w, s) == _op_of(w, a)]
+        made = [z3.And(w.kind(s, ev.SetCompletable), w.f("id", s) == w.f("id", a), w.f("value", s) == 1,
+                       z3.Not(_or([z3.And(w.kind(s2, ev.SetCompletable), w.f("id", s2) == w.f("id", a))
+                                   for s2 in sets if s2 > s])))
+                for s in sets]
+        lost.append(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, i), _no_cfk_between(w, a, i, i),
+                           z3.Not(_completed_by(w, a, i)), _or(made)))
+    return z3.Implies(w.kind(i, ev.CheckAndComplete), z3.Not(_or(lost)))
+
+
+def _cancel_for_key(w: _Window, b: int) -> z3.BoolRef:
+    in_ws: dict[int, z3.BoolRef] = {}
+    for a in [a for a in w.idx if a < b and isinstance(w.events[a], ev.TryCompleteElseWatch)]:
+        # dropped: a check of the key between them found the op completed (before that check)
+        dropped = [z3.And(w.kind(j, ev.CheckAndComplete), w.f("key", j) == w.f("key", b), _completed_by(w, a, j))
+                   for j in w.idx if a < j < b and isinstance(w.events[j], ev.CheckAndComplete)
+                   and w.events[j].key == w.events[b].key]
+        in_ws[a] = z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, b), _no_cfk_between(w, a, b, b),
+                          z3.Not(_or(dropped)))
+    named = [z3.Implies(w.f(f"names{op}", b) == 1, _or([z3.And(w.f("id", a) == op, ok) for a, ok in in_ws.items()]))
+             for op in w.ops]
+    owed = [z3.Implies(z3.And(ok, z3.Not(_completed_by(w, a, b))), w.names(b, a)) for a, ok in in_ws.items()]
+    return z3.Implies(w.kind(b, ev.CancelForKey), _and(named + owed))
+
+
+def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, pp: Profile
+           ) -> tuple[_Window, z3.BoolRef, list[z3.BoolRef]]:
+    """(window, property constraint, side conditions) for the ``prop`` judgement that fast-path
+    ``indices`` name (re-judging a passing history passes the result event alone)."""
+    t = target(prop, events, indices)
+    w = _Window(events, select(prop, events, t, p, pp) + list(indices))
+    if prop == "cancel-result":
+        rule = _cancel_result(w, p, t)
+    elif prop == "size":
+        rule = _size(w, p, t)
+    elif prop == "num-delayed":
+        rule = _num_delayed(w, pp, t)
+    elif prop == "complete-context":
+        rule = _complete_context(w, t)
+    elif prop == "no-lost-wakeup":
+        rule = _no_lost_wakeup(w, t)
+    else:
+        rule = _cancel_for_key(w, t)
+    return w, rule, []
