@@ -24,10 +24,17 @@ The property encodings (each mirrors the fast path's predicate):
   a lost operation is one with no complete or cancelForKey of it before the advance;
 * ``check-count`` / ``watch-result`` / ``force-result``: the result equals the count (existence)
   of completes via check (try / force of that op) in the window;
-* ``well-formed``: the clock does not go back, ``exp = now + delay``.
+* ``well-formed``: the clock does not go back, ``exp = now + delay``, a Complete / ForceComplete /
+  SetCompletable names an op watched before it (a Complete inside the watch's own window counts),
+  no op is watched twice, ``via`` is known;
+* the six *result* properties (``cancel-result``, ``size``, ``num-delayed``, ``complete-context``,
+  ``no-lost-wakeup``, ``cancel-for-key-result``) in :mod:`.checker_z3_results`: the state a result
+  is judged against (live schedules, operations on the timer, watch lists) is re-derived from the
+  window's events, and a count is a sum of labelled 0/1 terms, so the core names the events that
+  make the count wrong.
 
-The remaining properties (size, cancel-result, complete-context, no-lost-wakeup,
-cancel-for-key-result, num-delayed) are judged by the fast path only; the verdict says so.
+Every property of :data:`.checker.PROPERTIES` is encoded (:data:`ENCODED`).  A window larger than
+:data:`MINIMIZE_LIMIT` events gets Z3's first core, not a minimised one, and the note says so.
 """
 
 from __future__ import annotations
@@ -60,17 +67,9 @@ class _Window:
         self.idx = sorted(set(i for i in indices if 0 <= i < len(events)))
         self.labels: dict[int, z3.BoolRef] = {}
         self.facts: list[z3.BoolRef] = []
-        #: the operation ids the window's events name (cancelForKey facts are stated for these)
-        self.ops = sorted({events[i].op for i in self.idx if hasattr(events[i], "op")}
-                          | {op for i in self.idx if isinstance(events[i], ev.CancelForKey) for op in events[i].ops})
         #: the keys the window's events name, each as a small integer code (keys compare as the
         #: fast path's dicts compare them)
         self.keys: dict[Any, int] = {}
-        for i in self.idx:
-            e = events[i]
-            for k in (e.keys if isinstance(e, ev.TryCompleteElseWatch) else
-                      (e.key,) if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)) else ()):
-                self.keys.setdefault(k, len(self.keys))
         for i in self.idx:
             lab = z3.Bool(f"e{i}")
             self.labels[i] = lab
@@ -85,14 +84,15 @@ class _Window:
                 vals["value"] = int(e.result)
             if hasattr(e, "pending"):
                 vals["value"] = int(e.pending)
+            # lists are fields too: a cancelForKey's k-th returned op, a watch's m-th key
             if isinstance(e, ev.CancelForKey):
-                for op in self.ops:  # which of the window's operations it cancelled
-                    vals[f"names{op}"] = int(op in e.ops)
+                for k, op in enumerate(e.ops):
+                    vals[f"op{k}"] = op
             if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
-                vals["key"] = self.keys[e.key]
+                vals["key"] = self.keys.setdefault(e.key, len(self.keys))
             if isinstance(e, ev.TryCompleteElseWatch):
-                for k, code in self.keys.items():  # which of the window's keys it watches
-                    vals[f"has{code}"] = int(k in e.keys)
+                for m, key in enumerate(e.keys):
+                    vals[f"wkey{m}"] = self.keys.setdefault(key, len(self.keys))
             if isinstance(e, (ev.SetCompletable, ev.Observe)):
                 vals["value"] = int(e.value)
             if isinstance(e, ev.Observe):
@@ -111,19 +111,18 @@ class _Window:
 
     def cancels(self, k: int, c: int) -> z3.BoolRef:
         """Event ``k`` is a cancelForKey that named the operation of event ``c``."""
-        return z3.And(self.kind(k, ev.CancelForKey),
-                      z3.Or([z3.And(self.f("id", c) == op, self.f(f"names{op}", k) == 1) for op in self.ops]
-                            or [z3.BoolVal(False)]))
+        return z3.And(self.kind(k, ev.CancelForKey), self.names(k, c))
 
     def names(self, b: int, a: int) -> z3.BoolRef:
-        """Event ``b``'s list of operations (a cancelForKey's result) names the operation of ``a``."""
-        return z3.Or([z3.And(self.f("id", a) == op, self.f(f"names{op}", b) == 1) for op in self.ops]
-                     or [z3.BoolVal(False)])
+        """Event ``b``'s list of operations (a cancelForKey's result) names the operation of ``a``
+        (the list's length is structure; its entries are ``b``'s labelled fields)."""
+        n = len(self.events[b].ops) if isinstance(self.events[b], ev.CancelForKey) else 0
+        return z3.Or([self.f("id", a) == self.f(f"op{k}", b) for k in range(n)] or [z3.BoolVal(False)])
 
     def watches(self, a: int, b: int) -> z3.BoolRef:
         """Event ``a`` (a watch) has among its keys the key of event ``b`` (a check or cancelForKey)."""
-        return z3.Or([z3.And(self.f("key", b) == code, self.f(f"has{code}", a) == 1) for code in self.keys.values()]
-                     or [z3.BoolVal(False)])
+        n = len(self.events[a].keys) if isinstance(self.events[a], ev.TryCompleteElseWatch) else 0
+        return z3.Or([self.f(f"wkey{m}", a) == self.f("key", b) for m in range(n)] or [z3.BoolVal(False)])
 
     @staticmethod
     def f(name: str, i: int) -> z3.ArithRef:
@@ -429,21 +428,29 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
     return None  # pragma: no cover
 
 
+#: windows with more events than this get Z3's first unsat core, not a minimised one: minimising
+#: a core of a few hundred labelled events takes Z3 tens of seconds (a ``size`` window is every
+#: timer event before the observe; a count that is too high is explained by all of them)
+MINIMIZE_LIMIT = 150
+
+
 def explain(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, pp: Profile,
             timeout_ms: int = 10_000) -> tuple[str, tuple[int, ...]]:
-    """("confirmed" | "refuted" | "unknown" | "not-encoded", minimal indices)."""
+    """("confirmed" | "confirmed-unminimised" | "refuted" | "unknown" | "not-encoded", indices):
+    the unsat core (minimal unless the window is larger than :data:`MINIMIZE_LIMIT`)."""
     enc = encode(prop, events, indices, p, pp)
     if enc is None:
         return "not-encoded", indices
     w, rule, side = enc
+    minimize = len(w.labels) <= MINIMIZE_LIMIT
     s = z3.Solver()
     s.set("timeout", timeout_ms)
-    s.set("core.minimize", True)
+    s.set("core.minimize", minimize)
     s.add(*w.facts, *side, rule)
     res = s.check(*w.labels.values())
     if res == z3.unsat:
         core = {str(x) for x in s.unsat_core()}
-        return "confirmed", tuple(i for i in w.idx if f"e{i}" in core)
+        return ("confirmed" if minimize else "confirmed-unminimised"), tuple(i for i in w.idx if f"e{i}" in core)
     return ("refuted" if res == z3.sat else "unknown"), indices
 
 
@@ -467,6 +474,10 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
         if status == "confirmed":
             out.append(Violation(v.prop, core, v.message))
             verdict.z3_notes.append(f"z3: {v.prop} confirmed; minimal events {list(core)}")
+        elif status == "confirmed-unminimised":
+            out.append(Violation(v.prop, core, v.message))
+            verdict.z3_notes.append(f"z3: {v.prop} confirmed; core of {len(core)} events, not minimised "
+                                    f"(window over {MINIMIZE_LIMIT} events)")
         else:
             out.append(v)
             verdict.z3_notes.append(f"z3: {v.prop} {status}" + (" (judged by the fast path only)"
@@ -511,7 +522,7 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
             status, core = explain(prop, events, idx, p, pp)
             checked += 1
             per_prop[prop] = per_prop.get(prop, 0) + 1
-            if status == "confirmed":
+            if status.startswith("confirmed"):
                 verdict.violations.append(Violation(prop, core or idx, f"Z3 finds event #{i} violates {prop}, "
                                                     "which the fast path accepted"))
                 verdict.ok = False

@@ -58,7 +58,6 @@ pops every entry an earlier advance did.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import z3
@@ -162,45 +161,69 @@ def select(prop: str, events: list[Any], t: int, p: Profile, pp: Profile) -> lis
     raise ValueError(f"{prop} is not a result property")  # pragma: no cover
 
 
+class _Groups:
+    """The window's events by task, operation, key and kind: a term pairs an event only with
+    those of its group (concretely; their fields stay symbolic inside the term), so the formula
+    grows linearly with the window."""
+
+    def __init__(self, w: _Window) -> None:
+        self.task: dict[Any, list[int]] = {}
+        self.op: dict[Any, list[int]] = {}
+        self.key: dict[Any, list[int]] = {}
+        self.kind: dict[type, list[int]] = {}
+        self.window: dict[int, list[int]] = {}  # result index -> its caused events
+        for i in w.idx:
+            e = w.events[i]
+            self.kind.setdefault(type(e), []).append(i)
+            if hasattr(e, "task"):
+                self.task.setdefault(e.task, []).append(i)
+            if hasattr(e, "op"):
+                self.op.setdefault(e.op, []).append(i)
+            if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
+                self.key.setdefault(e.key, []).append(i)
+            if isinstance(e, _CAUSED):
+                self.window.setdefault(w.closing(i), []).append(i)
+
+    def of_op(self, w: _Window, i: int, cls: type) -> list[int]:
+        return [j for j in self.op.get(w.events[i].op, ()) if isinstance(w.events[j], cls)]
+
+    def of_key(self, w: _Window, i: int, cls: type) -> list[int]:
+        return [j for j in self.key.get(w.events[i].key, ()) if isinstance(w.events[j], cls)]
+
+
 # -- the timer's live schedules ----------------------------------------------------------------------
-def _first_in_transient(w: _Window, b: int) -> z3.BoolRef:
+def _first_in_transient(w: _Window, g: _Groups, b: int) -> z3.BoolRef:
     """strict-gt: fire ``b`` is the first fire of its task and expiration inside a delay <= 0 add
     (MockTimer runs that add's task synchronously; the fire belongs to that add, no schedule)."""
     x = w.closing(b)
     if x not in w.labels:
         return _FALSE
     same = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", b), w.f("exp", f) == w.f("exp", b))
-            for f in w.idx if f < b and w.closing(f) == x]
+            for f in g.window.get(x, ()) if f < b]
     return z3.And(w.kind(x, ev.Add), w.f("delay", x) <= 0, w.f("id", x) == w.f("id", b),
                   w.f("exp", x) == w.f("exp", b), z3.Not(_or(same)))
 
 
-def _ends(w: _Window, p: Profile, a: int, b: int) -> z3.BoolRef:
+def _ends(w: _Window, g: _Groups, p: Profile, a: int, b: int) -> z3.BoolRef:
     """Event ``b`` ends the schedule add ``a`` made (``b`` before ``a``: a fire inside ``a``'s add)."""
     same = w.f("id", b) == w.f("id", a)
     fire = z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a))
     if b < a:
         return z3.And(same, fire)
     if p.fires_nonpositive_in_add():
-        fire = z3.And(fire, z3.Not(_first_in_transient(w, b)))
+        fire = z3.And(fire, z3.Not(_first_in_transient(w, g, b)))
     return z3.And(same, z3.Or(_sched(w, p, b), w.kind(b, ev.Cancel), fire))
 
 
-def _live(w: _Window, p: Profile, a: int, o: int, task_of: Callable[[int], Any]) -> z3.BoolRef:
+def _live(w: _Window, g: _Groups, p: Profile, a: int, o: int) -> z3.BoolRef:
     """Schedule ``a`` is live just before event ``o`` (only events of ``a``'s task can end it)."""
-    enders = [_ends(w, p, a, b) for b in w.idx
-              if b != a and b < o and task_of(b) == task_of(a) and (b > a or w.closing(b) == a)]
+    enders = [_ends(w, g, p, a, b) for b in g.task[w.events[a].task]
+              if b != a and b < o and (b > a or w.closing(b) == a)]
     return z3.And(_sched(w, p, a), z3.Not(_or(enders)))
 
 
-def _task_of(w: _Window) -> Callable[[int], Any]:
-    return lambda i: getattr(w.events[i], "task", None)
-
-
-def _cancel_result(w: _Window, p: Profile, c: int) -> z3.BoolRef:
-    task_of = _task_of(w)
-    live = [z3.And(w.f("id", a) == w.f("id", c), _live(w, p, a, c, task_of))
-            for a in w.idx if a < c and task_of(a) == task_of(c)]
+def _cancel_result(w: _Window, g: _Groups, p: Profile, c: int) -> z3.BoolRef:
+    live = [z3.And(w.f("id", a) == w.f("id", c), _live(w, g, p, a, c)) for a in g.task[w.events[c].task] if a < c]
     return z3.Implies(w.kind(c, ev.Cancel), (w.f("value", c) == 1) == _or(live))
 
 
@@ -211,77 +234,59 @@ def _popped(w: _Window, a: int, v: int | None, deadline: z3.ArithRef) -> z3.Bool
     return z3.And(w.kind(v, ev.Advance), w.f("now", v) > deadline)
 
 
-def _size(w: _Window, p: Profile, o: int) -> z3.BoolRef:
-    before = [a for a in w.idx if a < o]
+def _size(w: _Window, g: _Groups, p: Profile, o: int) -> z3.BoolRef:
+    before = [a for a in w.idx if a < o and hasattr(w.events[a], "task")]
     if p.name == "strict-gt":
-        v = next((i for i in reversed(before) if isinstance(w.events[i], ev.Advance)), None)
+        v = max([i for i in g.kind.get(ev.Advance, ()) if i < o], default=None)
         counted = [z3.And(_sched(w, p, a), z3.Not(_popped(w, a, v, w.f("exp", a)))) for a in before]
     else:
-        task_of = _task_of(w)
-        counted = [_live(w, p, a, o, task_of) for a in before if task_of(a) is not None]
+        counted = [_live(w, g, p, a, o) for a in before]
     return z3.Implies(z3.And(w.kind(o, ev.Observe), w.f("what", o) == WHAT["size"]),
                       w.f("value", o) == _count(counted))
 
 
 # -- the purgatory -----------------------------------------------------------------------------------
-def _is(w: _Window, i: int, cls: type) -> bool:
-    """Event ``i`` is concretely of kind ``cls``: terms pair events only with those that can bear
-    on them (its kind stays symbolic inside the term)."""
-    return isinstance(w.events[i], cls)
-
-
-def _op_of(w: _Window, i: int) -> Any:
-    return getattr(w.events[i], "op", None)
-
-
-def _key_of(w: _Window, i: int) -> Any:
-    return getattr(w.events[i], "key", None)
-
-
-def _completed_by(w: _Window, a: int, before: int) -> z3.BoolRef:
+def _completed_by(w: _Window, g: _Groups, a: int, before: int) -> z3.BoolRef:
     """The op of watch ``a`` has a completion before event ``before`` (in ``a``'s own window or
     later: a completion before the watch names an op not yet watched and does not count)."""
-    return _or([z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx
-                if c < before and _is(w, c, ev.Complete) and _op_of(w, c) == _op_of(w, a)
-                and (c > a or w.closing(c) == a)])
+    return _or([z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in g.of_op(w, a, ev.Complete)
+                if c < before and (c > a or w.closing(c) == a)])
 
 
-def _no_cfk_between(w: _Window, a: int, b: int, key_event: int) -> z3.BoolRef:
+def _no_cfk_between(w: _Window, g: _Groups, a: int, b: int, key_event: int) -> z3.BoolRef:
     """No cancelForKey of ``key_event``'s key lies strictly between ``a`` and ``b``."""
-    return z3.Not(_or([z3.And(w.kind(m, ev.CancelForKey), w.f("key", m) == w.f("key", key_event)) for m in w.idx
-                       if a < m < b and _key_of(w, m) == _key_of(w, key_event)]))
+    return z3.Not(_or([z3.And(w.kind(m, ev.CancelForKey), w.f("key", m) == w.f("key", key_event))
+                       for m in g.of_key(w, key_event, ev.CancelForKey) if a < m < b]))
 
 
-def _on_timer_at_watch(w: _Window, a: int) -> z3.BoolRef:
+def _on_timer_at_watch(w: _Window, g: _Groups, a: int) -> z3.BoolRef:
     """Watch ``a`` put its op on the timer: it was not completed inside the watch."""
-    inside = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx
-              if c < a and w.closing(c) == a and _is(w, c, ev.Complete) and _op_of(w, c) == _op_of(w, a)]
+    inside = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in g.of_op(w, a, ev.Complete)
+              if c < a and w.closing(c) == a]
     return z3.And(w.kind(a, ev.TryCompleteElseWatch), z3.Not(_or(inside)))
 
 
-def _num_delayed(w: _Window, pp: Profile, o: int) -> z3.BoolRef:
-    watches = [a for a in w.idx if a < o and isinstance(w.events[a], ev.TryCompleteElseWatch)]
+def _num_delayed(w: _Window, g: _Groups, pp: Profile, o: int) -> z3.BoolRef:
+    watches = [a for a in g.kind.get(ev.TryCompleteElseWatch, ()) if a < o]
     if pp.name == "strict-gt":
-        v = next((i for i in w.idx if i != o and isinstance(w.events[i], ev.Advance)), None)
-        counted = [z3.And(_on_timer_at_watch(w, a), w.f("delay", a) > 0,
+        v = next((i for i in g.kind.get(ev.Advance, ()) if i != o), None)
+        counted = [z3.And(_on_timer_at_watch(w, g, a), w.f("delay", a) > 0,
                           z3.Not(_popped(w, a, v, w.f("now", a) + w.f("delay", a)))) for a in watches]
     else:
         counted = []
         for a in watches:
-            keys = set(w.events[a].keys)
-            removed = [z3.And(w.kind(b, ev.CancelForKey), w.names(b, a), w.watches(a, b), _no_cfk_between(w, a, b, b))
-                       for b in w.idx if a < b < o and isinstance(w.events[b], ev.CancelForKey)
-                       and w.events[b].key in keys]
-            counted.append(z3.And(_on_timer_at_watch(w, a), z3.Not(_completed_by(w, a, o)), z3.Not(_or(removed))))
+            removed = [z3.And(w.kind(b, ev.CancelForKey), w.names(b, a), w.watches(a, b), _no_cfk_between(w, g, a, b, b))
+                       for k in set(w.events[a].keys) for b in g.key.get(k, ())
+                       if a < b < o and isinstance(w.events[b], ev.CancelForKey)]
+            counted.append(z3.And(_on_timer_at_watch(w, g, a), z3.Not(_completed_by(w, g, a, o)), z3.Not(_or(removed))))
     judged = z3.Or(z3.And(w.kind(o, ev.Observe), w.f("what", o) == WHAT["num_delayed"]), w.kind(o, ev.Purge))
     return z3.Implies(judged, w.f("value", o) == _count(counted))
 
 
-def _complete_context(w: _Window, c: int) -> z3.BoolRef:
+def _complete_context(w: _Window, g: _Groups, c: int) -> z3.BoolRef:
     x = w.closing(c)
-    watches = [a for a in w.idx if (a < c or a == x) and isinstance(w.events[a], ev.TryCompleteElseWatch)
-               and _op_of(w, a) == _op_of(w, c)]
-    earlier = [b for b in w.idx if b < c and _is(w, b, ev.Complete) and _op_of(w, b) == _op_of(w, c)]
+    watches = [a for a in g.of_op(w, c, ev.TryCompleteElseWatch) if a < c or a == x]
+    earlier = [b for b in g.of_op(w, c, ev.Complete) if b < c]
     # judged: the first completion of a watched operation with a known via
     first = [z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("id", a) == w.f("id", c),
                     z3.Not(_or([z3.And(w.kind(b, ev.Complete), w.f("id", b) == w.f("id", c))
@@ -293,7 +298,9 @@ def _complete_context(w: _Window, c: int) -> z3.BoolRef:
     via = w.f("via", c)
     own = w.f("id", x) == w.f("id", c)
     by_check = [z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("id", a) == w.f("id", c), w.watches(a, x),
-                       _no_cfk_between(w, a, c, x)) for a in watches if a < c]
+                       _no_cfk_between(w, g, a, c, x) if x in g.key.get(getattr(w.events[x], "key", None), ()) else
+                       z3.BoolVal(True))
+                for a in watches if a < c]
     ok = z3.Or(z3.And(via == VIA["try"], w.kind(x, ev.TryCompleteElseWatch), own),
                z3.And(via == VIA["check"], w.kind(x, ev.CheckAndComplete), _or(by_check)),
                z3.And(via == VIA["force"], w.kind(x, ev.ForceComplete), own),
@@ -301,39 +308,37 @@ def _complete_context(w: _Window, c: int) -> z3.BoolRef:
     return z3.Implies(judged, ok)
 
 
-def _watching(w: _Window, b: int) -> list[int]:
+def _watching(w: _Window, g: _Groups, b: int) -> list[int]:
     """The window's watches before ``b`` that concretely have ``b``'s key (the only ones it can
     find in its watch list)."""
-    return [a for a in w.idx if a < b and isinstance(w.events[a], ev.TryCompleteElseWatch)
-            and w.events[b].key in w.events[a].keys]
+    return [a for a in g.kind.get(ev.TryCompleteElseWatch, ()) if a < b and w.events[b].key in w.events[a].keys]
 
 
-def _no_lost_wakeup(w: _Window, i: int) -> z3.BoolRef:
+def _no_lost_wakeup(w: _Window, g: _Groups, i: int) -> z3.BoolRef:
     lost = []
-    for a in _watching(w, i):
-        sets = [s for s in w.idx if a < s < i and isinstance(w.events[s], ev.SetCompletable)
-                and _op_of(w, s) == _op_of(w, a)]
+    for a in _watching(w, g, i):
+        sets = [s for s in g.of_op(w, a, ev.SetCompletable) if a < s < i]
         made = [z3.And(w.kind(s, ev.SetCompletable), w.f("id", s) == w.f("id", a), w.f("value", s) == 1,
                        z3.Not(_or([z3.And(w.kind(s2, ev.SetCompletable), w.f("id", s2) == w.f("id", a))
                                    for s2 in sets if s2 > s])))
                 for s in sets]
-        lost.append(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, i), _no_cfk_between(w, a, i, i),
-                           z3.Not(_completed_by(w, a, i)), _or(made)))
+        lost.append(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, i), _no_cfk_between(w, g, a, i, i),
+                           z3.Not(_completed_by(w, g, a, i)), _or(made)))
     return z3.Implies(w.kind(i, ev.CheckAndComplete), z3.Not(_or(lost)))
 
 
-def _cancel_for_key(w: _Window, b: int) -> z3.BoolRef:
+def _cancel_for_key(w: _Window, g: _Groups, b: int) -> z3.BoolRef:
     in_ws: dict[int, z3.BoolRef] = {}
-    for a in [a for a in w.idx if a < b and isinstance(w.events[a], ev.TryCompleteElseWatch)]:
+    checks = g.of_key(w, b, ev.CheckAndComplete)
+    for a in [a for a in g.kind.get(ev.TryCompleteElseWatch, ()) if a < b]:
         # dropped: a check of the key between them found the op completed (before that check)
-        dropped = [z3.And(w.kind(j, ev.CheckAndComplete), w.f("key", j) == w.f("key", b), _completed_by(w, a, j))
-                   for j in w.idx if a < j < b and isinstance(w.events[j], ev.CheckAndComplete)
-                   and w.events[j].key == w.events[b].key]
-        in_ws[a] = z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, b), _no_cfk_between(w, a, b, b),
+        dropped = [z3.And(w.kind(j, ev.CheckAndComplete), w.f("key", j) == w.f("key", b), _completed_by(w, g, a, j))
+                   for j in checks if a < j < b]
+        in_ws[a] = z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, b), _no_cfk_between(w, g, a, b, b),
                           z3.Not(_or(dropped)))
-    named = [z3.Implies(w.f(f"names{op}", b) == 1, _or([z3.And(w.f("id", a) == op, ok) for a, ok in in_ws.items()]))
-             for op in w.ops]
-    owed = [z3.Implies(z3.And(ok, z3.Not(_completed_by(w, a, b))), w.names(b, a)) for a, ok in in_ws.items()]
+    n = len(w.events[b].ops) if isinstance(w.events[b], ev.CancelForKey) else 0
+    named = [_or([z3.And(w.f("id", a) == w.f(f"op{k}", b), ok) for a, ok in in_ws.items()]) for k in range(n)]
+    owed = [z3.Implies(z3.And(ok, z3.Not(_completed_by(w, g, a, b))), w.names(b, a)) for a, ok in in_ws.items()]
     return z3.Implies(w.kind(b, ev.CancelForKey), _and(named + owed))
 
 
@@ -343,16 +348,17 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
     ``indices`` name (re-judging a passing history passes the result event alone)."""
     t = target(prop, events, indices)
     w = _Window(events, select(prop, events, t, p, pp) + list(indices))
+    g = _Groups(w)
     if prop == "cancel-result":
-        rule = _cancel_result(w, p, t)
+        rule = _cancel_result(w, g, p, t)
     elif prop == "size":
-        rule = _size(w, p, t)
+        rule = _size(w, g, p, t)
     elif prop == "num-delayed":
-        rule = _num_delayed(w, pp, t)
+        rule = _num_delayed(w, g, pp, t)
     elif prop == "complete-context":
-        rule = _complete_context(w, t)
+        rule = _complete_context(w, g, t)
     elif prop == "no-lost-wakeup":
-        rule = _no_lost_wakeup(w, t)
+        rule = _no_lost_wakeup(w, g, t)
     else:
-        rule = _cancel_for_key(w, t)
+        rule = _cancel_for_key(w, g, t)
     return w, rule, []
