@@ -48,12 +48,14 @@ class VerificationError(AssertionError):
 
 @dataclasses.dataclass
 class Prepared:
-    """A run ready to be timed: call ``timed()`` under the clock, then ``verify(result)``.
-    ``state`` is kept for the memory measurement (bytes per pending timer)."""
+    """A run ready to be timed: call ``warm()`` (if any) right before the clock starts, then
+    ``timed()`` under the clock, then ``verify(result)``.  ``state`` is kept for the memory
+    measurement (bytes per pending timer)."""
 
     timed: Callable[[], Any]
     verify: Callable[[Any], None]
     state: Any
+    warm: Callable[[], Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,9 +172,19 @@ class PerOpDriver(Driver):
 
     def _prepare_steady(self, wl: TimerWorkload, timer: Any) -> Prepared:
         assert wl.window_ids is not None and wl.window_delays is not None and wl.cancel_order is not None
+        assert wl.warm_ids is not None and wl.warm_delays is not None and wl.warm_cancels is not None
         adds = list(zip(wl.window_ids.tolist(), wl.window_delays.tolist()))
         cancels = wl.cancel_order.tolist()
+        warm_adds = list(zip(wl.warm_ids.tolist(), wl.warm_delays.tolist()))
+        warm_cancels = wl.warm_cancels.tolist()
         who = self.name
+
+        def warm() -> None:
+            add, cancel = timer.add, timer.cancel
+            for i, d in warm_adds:
+                add(i, d)
+            missed = sum(1 for i in warm_cancels if not cancel(i))
+            _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
 
         def timed() -> int:
             add, cancel = timer.add, timer.cancel
@@ -187,7 +199,7 @@ class PerOpDriver(Driver):
         def verify(found: int) -> None:
             _expect(found == len(cancels), f"{who}: steady n={wl.n}: {len(cancels) - found} cancels found no pending task")
             _expect(timer.size() == wl.n, f"{who}: steady n={wl.n}: size() is {timer.size()}, expected {wl.n}")
-        return Prepared(timed, verify, timer)
+        return Prepared(timed, verify, timer, warm)
 
     def _prepare_purgatory(self, wl: PurgatoryWorkload, cfg: TimerConfig) -> Prepared:
         pg = self.new_purgatory(wl, cfg)
@@ -389,6 +401,12 @@ class BatchDriver(Driver):
         timer.add_many(ids, delays)
         if wl.name == "steady":
             wids, wdelays, cancels = wl.window_ids, wl.window_delays, wl.cancel_order
+            warm_ids, warm_delays, warm_cancels = wl.warm_ids, wl.warm_delays, wl.warm_cancels
+
+            def warm() -> None:
+                timer.add_many(warm_ids, warm_delays)
+                missed = int(np.count_nonzero(~timer.cancel_many(warm_cancels)))
+                _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
 
             def timed() -> Any:
                 timer.add_many(wids, wdelays)
@@ -397,7 +415,7 @@ class BatchDriver(Driver):
             def verify(res: Any) -> None:
                 _expect(bool(np.all(res)), f"{who}: steady n={wl.n}: {int(np.count_nonzero(~res))} cancels found no pending task")
                 _expect(timer.size() == wl.n, f"{who}: steady n={wl.n}: size() is {timer.size()}, expected {wl.n}")
-            return Prepared(timed, verify, timer)
+            return Prepared(timed, verify, timer, warm)
         if wl.name == "cancel":
             order = wl.cancel_order
 

@@ -4,7 +4,8 @@ compile time in a fresh process, and the facts about the machine a report must s
 * **Time**: ``time.perf_counter_ns`` around the prepared run's ``timed()`` only; each run gets a
   freshly prepared structure; the best of up to ``repeat`` runs is reported (the least disturbed
   by the other processes on a shared machine), and all runs are kept in the JSON.  The cyclic
-  garbage collector stays on (users run with it) but ``gc.collect()`` runs before each run.
+  garbage collector stays on (users run with it) but ``gc.collect()`` runs before each run; a
+  workload with a warm-up (``steady``) runs it between the collection and the clock.
 * **Bytes per pending timer**: Python structures -- ``tracemalloc``'s current traced size after
   inserting ``n`` tasks into a structure built before tracing started, with any event log dropped,
   divided by ``n`` (the caller's id and delay ints are not counted).  The engine -- the summed
@@ -43,6 +44,8 @@ def time_run(prepare: Callable[[], Prepared], repeat: int, budget_s: float) -> l
     for _ in range(max(1, repeat)):
         prep = prepare()
         gc.collect()
+        if prep.warm is not None:
+            prep.warm()  # after the collection, which leaves the caches cold (see workloads.py)
         t0 = time.perf_counter_ns()
         result = prep.timed()
         t1 = time.perf_counter_ns()

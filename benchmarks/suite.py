@@ -117,6 +117,8 @@ def _warm(driver: Driver, name: str, opts: Options) -> None:
     every module, so the first timed run measures the steady state."""
     wl = workload(name, 64, opts.seed, opts.purgatory)
     prep = driver.prepare(wl, opts.timer)
+    if prep.warm is not None:
+        prep.warm()
     prep.verify(prep.timed())
 
 

@@ -68,6 +68,9 @@ def test_insert_and_cancel_runs_verify(impl: str, name: str) -> None:
 def test_steady_window_runs_verify_and_leave_n_pending(impl: str) -> None:
     wl = timer_workload("steady", 800, seed=3)
     prep = DRIVERS[impl]().prepare(wl, CFG)
+    assert prep.warm is not None
+    prep.warm()
+    assert prep.state.size() == 800  # the warm-up leaves the occupancy at n
     prep.verify(prep.timed())
     assert prep.state.size() == 800
 
@@ -85,6 +88,10 @@ def test_steady_window_fails_a_timer_whose_cancel_misses() -> None:
     prep = driver.prepare(timer_workload("steady", 800, seed=3), CFG)
     with pytest.raises(VerificationError, match="cancels found no pending task"):
         prep.verify(prep.timed())
+    prep = driver.prepare(timer_workload("steady", 800, seed=3), CFG)
+    assert prep.warm is not None
+    with pytest.raises(VerificationError, match="warm-up cancels found no pending task"):
+        prep.warm()
 
 
 @pytest.mark.parametrize("impl", ["reference", "optimized", "optimized-batch", "heapq"])

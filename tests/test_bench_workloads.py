@@ -33,11 +33,32 @@ def test_steady_window_adds_new_ids_and_cancels_distinct_pending_ones() -> None:
     w = timer_workload("steady", 1000, seed=5)
     assert w.window_ids is not None and w.window_delays is not None and w.cancel_order is not None
     assert np.array_equal(w.window_ids, np.arange(1000, 1000 + STEADY_WINDOW))
-    assert w.capacity == 1000 + STEADY_WINDOW and w.ops == 2 * STEADY_WINDOW
+    assert w.capacity == 1000 + 2 * STEADY_WINDOW and w.ops == 2 * STEADY_WINDOW
     assert np.unique(w.cancel_order).size == STEADY_WINDOW
     assert w.cancel_order.min() >= 0 and w.cancel_order.max() < w.capacity
     assert w.window_delays.min() >= 1 and w.window_delays.max() <= INSERT_MAX_DELAY_MS
     assert np.array_equal(w.cancel_order, timer_workload("steady", 1000, seed=5).cancel_order)
+
+
+@pytest.mark.parametrize("n", [1000, 30_000])
+def test_steady_warm_up_keeps_occupancy_and_spares_the_timed_cancels(n: int) -> None:
+    """The untimed warm-up adds new ids and cancels distinct tasks pending at that point, none of
+    which the timed window cancels: occupancy is n before the timed window, every timed cancel
+    still finds its task."""
+    from wheelspec.benchmarks.workloads import STEADY_WINDOW
+
+    w = timer_workload("steady", n, seed=5)
+    assert w.warm_ids is not None and w.warm_delays is not None and w.warm_cancels is not None
+    assert w.window_ids is not None and w.cancel_order is not None
+    assert np.array_equal(w.warm_ids, np.arange(n + STEADY_WINDOW, n + 2 * STEADY_WINDOW))
+    assert w.warm_delays.min() >= 1 and w.warm_delays.max() <= INSERT_MAX_DELAY_MS
+    assert np.unique(w.warm_cancels).size == STEADY_WINDOW
+    pending = set(range(n)) | set(w.warm_ids.tolist())
+    assert set(w.warm_cancels.tolist()) <= pending
+    pending -= set(w.warm_cancels.tolist())
+    assert len(pending) == n
+    pending |= set(w.window_ids.tolist())
+    assert set(w.cancel_order.tolist()) <= pending
 
 
 def test_cancel_order_is_a_shuffled_permutation() -> None:
