@@ -179,14 +179,8 @@ class PerOpDriver(Driver):
         warm_cancels = wl.warm_cancels.tolist()
         who = self.name
 
-        def warm() -> None:
-            add, cancel = timer.add, timer.cancel
-            for i, d in warm_adds:
-                add(i, d)
-            missed = sum(1 for i in warm_cancels if not cancel(i))
-            _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
-
-        def timed() -> int:
+        def window(adds: list[tuple[int, int]], cancels: list[int]) -> int:
+            """Run the adds, then the cancels; how many cancels found their task."""
             add, cancel = timer.add, timer.cancel
             for i, d in adds:
                 add(i, d)
@@ -195,6 +189,13 @@ class PerOpDriver(Driver):
                 if cancel(i):
                     found += 1
             return found
+
+        def warm() -> None:
+            missed = len(warm_cancels) - window(warm_adds, warm_cancels)
+            _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
+
+        def timed() -> int:
+            return window(adds, cancels)
 
         def verify(found: int) -> None:
             _expect(found == len(cancels), f"{who}: steady n={wl.n}: {len(cancels) - found} cancels found no pending task")
