@@ -211,19 +211,18 @@ class SubprocessRealtimeAdapter:
     def run(self, schedule: RtSchedule) -> RtOutcome:
         body = {"type": "rt_run", "tick_ms": schedule.tick_ms, "wheel_size": schedule.wheel_size,
                 "run_ms": schedule.run_ms, "ops": schedule.ops}
-        msg = self._sub._call(body, schedule.run_ms / 1000 + 30)
+        msg = self._sub.call(body, schedule.run_ms / 1000 + 30)
         if msg.get("ok") is not True:
-            self._sub._fail(self._sub._last_req, f"rt_run refused: {json.dumps(msg)[:200]}")
+            self._sub.fail_last(f"rt_run refused: {json.dumps(msg)[:200]}")
         try:
             ops = msg["ops"]
             out = RtOutcome([int(o["t_us"]) for o in ops], [o["result"] for o in ops],
                             [(int(f["task"]), int(f["seq"]), int(f["t_us"])) for f in msg["fires"]],
                             msg.get("unfired"))
         except (KeyError, TypeError, ValueError) as e:
-            self._sub._fail(self._sub._last_req, f"bad rt_run response ({e!r}): {json.dumps(msg)[:200]}")
-            raise  # unreachable
+            self._sub.fail_last(f"bad rt_run response ({e!r}): {json.dumps(msg)[:200]}")
         if len(out.op_us) != len(schedule.ops):
-            self._sub._fail(self._sub._last_req, f"rt_run answered {len(out.op_us)} ops for {len(schedule.ops)}")
+            self._sub.fail_last(f"rt_run answered {len(out.op_us)} ops for {len(schedule.ops)}")
         self.resolution_ms = schedule.tick_ms
         return out
 

@@ -18,7 +18,7 @@ import selectors
 import subprocess
 import threading
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 from wheelspec.spec import ops
 
@@ -99,6 +99,19 @@ class SubprocessAdapter:
     @property
     def requests_sent(self) -> int:
         return self._n
+
+    # -- protocol extensions (requests other than reset/op, e.g. real-time mode's ``rt_run``) ----
+    def call(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one request ``body`` (its ``type`` and fields; the id is added here) and return
+        the answer, a JSON object with the matching id.  Starts the child if needed; a hang,
+        crash or malformed answer raises :class:`AdapterError` naming the request."""
+        return self._call(body, timeout)
+
+    def fail_last(self, problem: str) -> NoReturn:
+        """Reject the answer to the last request: stop the child and raise :class:`AdapterError`
+        naming that request and ``problem``."""
+        self._fail(self._last_req, problem)
+        raise AssertionError("unreachable")  # _fail always raises
 
     def _close_selector(self) -> None:
         if self._sel is not None:

@@ -145,3 +145,37 @@ def test_realtime_adapter_that_declares_virtual_time_is_refused(capsys):
     impl = f"cmd:{sys.executable} -m wheelspec.conformance.serve reference"
     assert main(["realtime", "--impl", impl]) == 2
     assert "declares virtual time" in capsys.readouterr().err
+
+
+_FAKE_RT = r'''
+import json, sys
+MODE = sys.argv[1]
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["type"] == "hello":
+        out = {"ok": True, "protocol": req["protocol"], "name": "fake-rt", "capabilities": {"time": "real"}}
+    elif req["type"] == "rt_run":
+        if MODE == "refuse":
+            out = {"ok": False, "error": "not today"}
+        else:  # answers one operation fewer than the schedule has
+            out = {"ok": True, "ops": [{"t_us": 0, "result": None} for _ in req["ops"][1:]], "fires": []}
+    else:
+        break
+    print(json.dumps({"id": req["id"], **out}), flush=True)
+'''
+
+
+@pytest.mark.parametrize("mode, words", [("refuse", "rt_run refused"), ("short", "rt_run answered")])
+def test_a_realtime_adapter_that_breaks_rt_run_is_a_one_line_error(tmp_path, capsys, mode, words):
+    """The real-time runner talks to its child through SubprocessAdapter's public extension API
+    (``call``, ``fail_last``): a refused or malformed ``rt_run`` is a one-line error naming the
+    request, exit 2, no traceback."""
+    script = tmp_path / "fake_rt.py"
+    script.write_text(_FAKE_RT)
+    sched = _sched([{"at": 0, "kind": "add", "task": 1, "delay": 10},
+                    {"at": 1, "kind": "add", "task": 2, "delay": 20}], run_ms=50).save(tmp_path / "s.json")
+    assert main(["realtime", "--impl", f"cmd:{sys.executable} {script} {mode}", "--schedule", str(sched),
+                 "--out", str(tmp_path / "cx")]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "fake-rt" in err and "rt_run" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
