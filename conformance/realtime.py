@@ -540,6 +540,6 @@ def print_report(rep: RtReport, file: Any = None) -> None:
         for f in v.failures[:5]:
             con.print(f"  [red]FAIL[/] {v.schedule.name} [{f.prop}] {f.message}")
     for c in rep.counterexamples:
-        con.print(f"  saved {c} (replay: wheelspec realtime --impl ... --schedule {c})")
+        con.print(f"  saved {c} (replay: wheelspec realtime --impl ... --schedule {c})", soft_wrap=True)
     con.print("[green]PASS[/]" if rep.ok else "[red]FAIL[/]")
 

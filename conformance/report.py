@@ -159,8 +159,9 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
         if len(r.failed_seeds) > 5 and not verbose:
             console.print(f"     ... and {len(r.failed_seeds) - 5} more failing seeds (--verbose or --json)")
         for p in r.counterexamples[:5]:
+            # soft_wrap: a command wrapped with hard newlines cannot be copied and run.
             console.print(f"     counterexample: {p}   replay: wheelspec replay {p} --impl {r.spec}",
-                          highlight=False, markup=False)
+                          highlight=False, markup=False, soft_wrap=True)
         if r.status == "pass":
             na = [s for s in r.scenarios if s.status == "n/a"]
             if na:

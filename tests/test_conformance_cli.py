@@ -40,12 +40,18 @@ def test_check_broken_exits_1_and_saves_replayable_counterexamples(tmp_path, cap
     j, x = tmp_path / "r.json", tmp_path / "r.xml"
     code = main(["check", "--impl", "tests.fixtures.broken:fires_early", "--no-corpus", "--schedules", "20",
                  "--kinds", "timer", "--max-failures", "2", "--json", str(j), "--junit-xml", str(x),
-                 "--out", str(tmp_path / "out")])
+                 "--out", str(tmp_path / ("a-long-directory-name-" * 6) / "out")])
     out = capsys.readouterr().out
     assert code == 1
-    assert "FAIL" in out and "no-early-fire" in out and "wheelspec replay" in out
+    assert "FAIL" in out and "no-early-fire" in out
     impl = json.loads(j.read_text())["implementations"][0]
     assert impl["status"] == "fail" and len(impl["counterexamples"]) == 2
+    # The replay command is printed whole on one line (however long its path), so it can be
+    # copied and run; the output once wrapped it with hard newlines.
+    lines = out.splitlines()
+    for cx_path in impl["counterexamples"]:
+        command = f"wheelspec replay {cx_path} --impl tests.fixtures.broken:fires_early"
+        assert any(line.endswith(command) for line in lines), command
     assert ET.parse(x).getroot().findall(".//failure")
     cx = impl["counterexamples"][0]
     assert main(["replay", cx, "--impl", "tests.fixtures.broken:fires_early"]) == 1
