@@ -259,10 +259,13 @@ def judge(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tu
 
     # ---- timer rows by (run, id, seq) ----------------------------------------------------------------
     tpos = np.flatnonzero(np.isin(kind, [ADD, FIRE, CANCEL]) & R.id_ok)
-    # A fire inside an add precedes the Add event but belongs to it: order it right after its add.
+    # A fire inside an add of the same task precedes the Add event but comes after the add's
+    # replacement of the task's entry (Kafka's TimerTaskEntry constructor unlinks the old entry
+    # before the new one is added and, if due, run): order it right after its add, so its
+    # schedule is that add.  Every such fire, not only those that look like the new entry's: a
+    # fire of the old entry inside the add is exactly what fire-once must catch.
     tf = tpos[kind[tpos] == FIRE]
-    cand_f = tf[~R.delay_ok[tf] | (R.delay[tf] <= 0) | (R.dl_ok[tf] & (time[tf] <= R.dl[tf]))]
-    in_add_f = cand_f[req_ok[cand_f] & (kind[rq[cand_f]] == ADD) & R.id_ok[rq[cand_f]] & (R.id[rq[cand_f]] == R.id[cand_f])]
+    in_add_f = tf[req_ok[tf] & (kind[rq[tf]] == ADD) & R.id_ok[rq[tf]] & (R.id[rq[tf]] == R.id[tf])]
     eff = seq * 2
     eff[in_add_f] = seq[rq[in_add_f]] * 2 + 1
     o1 = tpos[_order(r[tpos], eff[tpos])]          # (run, effective seq), then stably by id
