@@ -15,7 +15,7 @@ from wheelspec import reference
 from wheelspec.optimized import ArrayPurgatory, ArrayTimer, LockedSimulation, Simulation, check_timer
 from wheelspec.optimized import layout as L
 from wheelspec.spec import events as ev
-from wheelspec.spec.limits import MAX_DELAY_MS, MAX_TIME_MS, RangeError
+from wheelspec.spec.limits import MAX_DELAY_MS, MAX_TIME_MS, MIN_DELAY_MS, RangeError
 
 
 # -- bad input -------------------------------------------------------------------------------------
@@ -67,7 +67,6 @@ def test_range_checks_are_exact_at_the_int64_extremes(value: int) -> None:
     exact pass): that must accept exactly the documented range, also where the difference
     wraps around int64."""
     from wheelspec.optimized import timer_kernels as K
-    from wheelspec.spec.limits import MIN_DELAY_MS
 
     inside = MIN_DELAY_MS <= value <= MAX_DELAY_MS
     delays = np.array([5, value, 7], np.int64)
