@@ -15,10 +15,23 @@ def _fail(what: str) -> None:
     raise AssertionError(f"optimized engine invariant broken: {what}")
 
 
+def task_bits(timer) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The liveness bitmap as one bool per task id; fails if it is not sized to the task table
+    or has a bit set beyond it."""
+    capacity = timer.tk.shape[0]
+    if timer.live.dtype != np.uint64 or timer.live.shape[0] < L.live_words(capacity):
+        _fail(f"liveness bitmap has {timer.live.shape[0]} words for {capacity} task ids")
+    bits = np.unpackbits(timer.live.view(np.uint8), bitorder="little").astype(bool)
+    if bits[capacity:].any():
+        _fail("a liveness bit is set beyond the task table")
+    return bits[:capacity]
+
+
 def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
     """Buckets, chunks, delay queue, levels and task locations of an :class:`~.timer.ArrayTimer`."""
     S, lv, bk, heap, tk, pid, pexp, cnext = (timer.S, timer.lv, timer.bk, timer.heap, timer.tk, timer.pid,
                                              timer.pexp, timer.cnext)
+    live_bits = task_bits(timer)
     W = int(S[L.WSIZE])
     nlev = int(S[L.NLEV])
     if S[L.ERROR]:
@@ -53,7 +66,8 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
     windowed = np.flatnonzero(bk[:, L.B_EXP] != -1)
     if set(windowed.tolist()) != set(q.tolist()):
         _fail("queued buckets != buckets with a window")
-    # Chunks: walk every bucket's chain; count slots; check each live slot's task points back.
+    # Chunks: walk every bucket's chain; count slots; check that each slot holding a task is that
+    # task's latest entry (its location points back), and count the pending ones (bit set).
     live = 0
     seen_chunks = 0
     nchunks = cnext.shape[0]
@@ -78,7 +92,8 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
             ids = pid[slots]
             ok = ids >= 0
             if (tk[ids[ok]] != slots[ok]).any():
-                _fail(f"bucket {b}: a live slot's task does not point back at it")
+                _fail(f"bucket {b}: a slot's task does not point back at it (an older entry was not tombstoned)")
+            ok[ok] = live_bits[ids[ok]]
             for t, e in zip(ids[ok].tolist(), pexp[slots[ok]].tolist()):
                 if e // tick * tick != bexp or (e // tick) % W != idx:
                     _fail(f"task {t} (exp {e}) sits in bucket {b} with window {bexp}")
@@ -92,10 +107,14 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
         seen_chunks += chain
     if live != S[L.COUNT]:
         _fail(f"size {int(S[L.COUNT])} != live entries {live}")
-    loc = tk[tk >= 0]
-    ids = np.flatnonzero(tk >= 0)
-    if int((pid[loc] == ids).sum()) != live:
-        _fail("live slots != tasks whose location holds their id")
+    # Every pending task (bit set) has its entry where its location says; so the bits set, the
+    # pending entries found in the buckets and the size counter are one number.
+    pending = np.flatnonzero(live_bits)
+    if int(pending.size) != live:
+        _fail(f"{int(pending.size)} bits set != {live} pending entries in buckets")
+    loc = tk[pending]
+    if (loc < 0).any() or (pid[np.maximum(loc, 0)] != pending).any():
+        _fail("a pending task's location does not hold its entry")
     # Free list length.
     c, free = int(S[L.FREE]), 0
     while c != -1:

@@ -2,11 +2,11 @@
 ask the CPU to start loading the cache line of ``a[i]`` now, without waiting for it.
 
 Why: at 10^7 pending timers the task table and the chunk pool are hundreds of megabytes, and a
-cancel of a random task reads two lines no cache holds (its location, then its slot), each about
-100 ns away.  Out-of-order execution overlaps only the misses of the next one or two operations;
-a loop over a batch knows the ids many iterations ahead and can start their misses early, so
-several are in flight at once.  Same for a cascade, which stores each moved task's new location
-at a random index.
+cascade stores each moved task's new location at a random index of the task table, a line no
+cache holds, about 100 ns away; a cancel of a random task reads one word of the liveness bitmap,
+which at that size has often left the core's caches too.  Out-of-order execution overlaps only
+the misses of the next one or two operations; a loop over a batch knows the ids many iterations
+ahead and can start their misses early, so several are in flight at once.
 
 A prefetch is a hint: it never faults and never changes a value, so a wrong or out-of-range
 address only wastes a memory access.  Kernels still compute only in-range indices for it.

@@ -159,7 +159,7 @@ class ArrayPurgatory:
         check_bounds("key_ids", kids, 0, self.num_keys - 1)
         counts = np.zeros(kids.shape[0], np.int64)
         self._room_log(self.watched())
-        PK.check_range(self.P, self.opt, self.kt, self.we, self.lg, self.timer.S, self.timer.tk, self.timer.pid,
+        PK.check_range(self.P, self.opt, self.kt, self.we, self.lg, self.timer.S, self.timer.live,
                        kids, counts)
         self._after()
         return counts, self._take_log()
@@ -169,7 +169,7 @@ class ArrayPurgatory:
         ops_a = self._known_ops(ops)
         res = np.zeros(ops_a.shape[0], np.int8)
         self._room_log(ops_a.shape[0])
-        PK.force_range(self.P, self.opt, self.lg, self.timer.S, self.timer.tk, self.timer.pid, ops_a, res)
+        PK.force_range(self.P, self.opt, self.lg, self.timer.S, self.timer.live, ops_a, res)
         self._after()
         return res.astype(bool), self._take_log()
 
@@ -177,7 +177,7 @@ class ArrayPurgatory:
         """``cancelForKey``: the ids that were listed under the key (watch order, repeats kept)."""
         kid = check_range("key id", key_id, 0, self.num_keys - 1)
         self._room_log(int(self.kt[kid, PK.K_LEN]))
-        PK.cancel_key(self.P, self.kt, self.we, self.lg, self.timer.S, self.timer.tk, self.timer.pid, kid)
+        PK.cancel_key(self.P, self.kt, self.we, self.lg, self.timer.S, self.timer.live, kid)
         self._after()
         return self._take_log()[0]
 

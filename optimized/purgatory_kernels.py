@@ -7,7 +7,7 @@ Arrays (allocated and grown by :mod:`.purgatory`, which also validates every inp
 * ``opt`` int8[capacity, 3]   the operation table: completed flag (Kafka's atomic ``completed``),
                               completable flag (what ``tryComplete`` answers), in-use flag.  An
                               operation's timeout entry is the row of the same id in the
-                              purgatory's own :class:`~.timer.ArrayTimer` (``TS``/``ttk``/``tpid`` here).
+                              purgatory's own :class:`~.timer.ArrayTimer` (``TS``/``tlive`` here).
 * ``kt``  int64[keys, 3]      one watch list per dense key id: first entry, last entry, length.
 * ``we``  int64[entries, 2]   watch-list entries: operation id, next entry (-1: end).  Free entries
                               are chained through ``next`` from ``P[P_WFREE]``.
@@ -17,9 +17,13 @@ Arrays (allocated and grown by :mod:`.purgatory`, which also validates every inp
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .layout import COUNT
+
+#: Unsigned indices for the bitmap (see :mod:`.timer_kernels`).
+U = np.uint64
 
 # P slots
 P_EST = 0        # Kafka's estimatedTotalOperations
@@ -125,7 +129,7 @@ def expire_range(P, opt, lg, fired):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def check_range(P, opt, kt, we, lg, TS, ttk, tpid, kids, counts):
+def check_range(P, opt, kt, we, lg, TS, tlive, kids, counts):
     """``checkAndComplete(key)`` for each key id: walk its list in watch order; drop completed
     operations; complete the completable ones (``via`` check: the completed flag is set and the
     timeout entry cancelled, as ``forceComplete`` does) and drop them; leave the rest.  An empty
@@ -151,9 +155,10 @@ def check_range(P, opt, kt, we, lg, TS, ttk, tpid, kids, counts):
                 drop = True
             elif opt[op, O_COMPLETABLE] != 0:
                 opt[op, O_DONE] = 1
-                s = ttk[op]
-                if s >= 0 and tpid[s] == op:
-                    tpid[s] = -1
+                w = tlive[U(op) >> U(6)]
+                bit = U(1) << (U(op) & U(63))
+                if w & bit:
+                    tlive[U(op) >> U(6)] = w & ~bit
                     TS[COUNT] -= 1
                 lg[nlog, 0] = op
                 lg[nlog, 1] = VIA_CHECK
@@ -186,7 +191,7 @@ def check_range(P, opt, kt, we, lg, TS, ttk, tpid, kids, counts):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def cancel_key(P, kt, we, lg, TS, ttk, tpid, key):
+def cancel_key(P, kt, we, lg, TS, tlive, key):
     """``cancelForKey(key)``: remove the key's whole list and cancel each listed operation's
     timeout entry; nothing completes, no callback runs, the operations stay in their other keys'
     lists.  The listed ids (in watch order, repeats included) go to the log.  Returns their number.
@@ -199,9 +204,10 @@ def cancel_key(P, kt, we, lg, TS, ttk, tpid, key):
     for _ in range(n):
         op = we[e, W_OP]
         nxt = we[e, W_NEXT]
-        s = ttk[op]
-        if s >= 0 and tpid[s] == op:
-            tpid[s] = -1
+        w = tlive[U(op) >> U(6)]
+        bit = U(1) << (U(op) & U(63))
+        if w & bit:
+            tlive[U(op) >> U(6)] = w & ~bit
             TS[COUNT] -= 1
         lg[nlog, 0] = op
         lg[nlog, 1] = VIA_CANCELLED
@@ -220,7 +226,7 @@ def cancel_key(P, kt, we, lg, TS, ttk, tpid, key):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def force_range(P, opt, lg, TS, ttk, tpid, ops, res):
+def force_range(P, opt, lg, TS, tlive, ops, res):
     """``forceComplete()`` from outside for each op: wins iff not completed yet; the winner
     cancels the timeout entry and completes (``via`` force)."""
     nlog = P[P_NLOG]
@@ -230,9 +236,10 @@ def force_range(P, opt, lg, TS, ttk, tpid, ops, res):
             res[i] = 0
             continue
         opt[op, O_DONE] = 1
-        s = ttk[op]
-        if s >= 0 and tpid[s] == op:
-            tpid[s] = -1
+        w = tlive[U(op) >> U(6)]
+        bit = U(1) << (U(op) & U(63))
+        if w & bit:
+            tlive[U(op) >> U(6)] = w & ~bit
             TS[COUNT] -= 1
         lg[nlog, 0] = op
         lg[nlog, 1] = VIA_FORCE

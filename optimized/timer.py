@@ -10,7 +10,8 @@ Batch API (numpy in, numpy out; one compiled call per batch):
 * ``add_many(ids, delays) -> (fired_ids, fired_exps)``: schedule each task at ``now + delay``, in
   order (a repeated id is re-added: its earlier entry is replaced); returns the tasks that were due
   at once (``delay <= 0``, or a stale wheel clock) in the order the timer ran them.
-* ``cancel_many(ids) -> bool array``: whether each cancel unlinked a live entry.
+* ``cancel_many(ids) -> bool array``: whether each cancel found its task pending (and unlinked
+  it: the task's liveness bit is cleared, and its bucket's flush skips the slot).
 * ``advance_to(t) -> (fired_ids, fired_exps)``: move the clock to ``t`` and drain every due
   bucket; every task fired at clock reading ``t``, in Kafka's order.
 
@@ -86,6 +87,7 @@ class ArrayTimer:
         self.bk: np.ndarray = arrays["bk"]
         self.heap: np.ndarray = arrays["heap"]
         self.tk: np.ndarray = arrays["tk"]
+        self.live: np.ndarray = arrays["live"]
         self.pid: np.ndarray = arrays["pid"]
         self.pexp: np.ndarray = arrays["pexp"]
         self.cnext: np.ndarray = arrays["cnext"]
@@ -115,6 +117,7 @@ class ArrayTimer:
         pending = check_range("pending", pending, 0, L.MAX_CAPACITY)
         if capacity > self.tk.shape[0]:
             self.tk = L.grow_rows(self.tk, min(max(capacity, 2 * self.tk.shape[0]), L.MAX_CAPACITY), -1)
+            self.live = L.grow_rows(self.live, L.live_words(self.tk.shape[0]), 0)
         if pending:
             # Full chunks for every pending entry, plus a partly filled tail chunk per bucket.
             want = pending // L.CHUNK + int(self.S[L.MAXLEV]) * self.wheel_size
@@ -151,7 +154,7 @@ class ArrayTimer:
     def cancel_many(self, ids: object) -> np.ndarray:
         ids_a = self._ids("ids", ids)
         res = np.empty(ids_a.shape[0], np.int8)
-        K.cancel_range(self.S, self.tk, self.pid, ids_a, res)
+        K.cancel_range(self.S, self.live, ids_a, res)
         self._after()
         return res.astype(bool)
 
@@ -175,17 +178,16 @@ class ArrayTimer:
 
     def cancel(self, task_id: int) -> bool:
         t = check_range("task id", task_id, 0, self.tk.shape[0] - 1)
-        r = bool(K.cancel_one(self.S, self.tk, self.pid, t))
+        r = bool(K.cancel_one(self.S, self.live, t))
         self._after()
         return r
 
     def is_scheduled(self, task_id: int) -> bool:
-        s = int(self.tk[task_id])
-        return s >= 0 and int(self.pid[s]) == task_id
+        return bool((int(self.live[task_id >> 6]) >> (task_id & 63)) & 1)
 
     def nbytes(self) -> int:
         """Bytes held by the timer's arrays (task table, chunk pool, buckets, heap, levels, buffers)."""
-        return sum(int(a.nbytes) for a in (self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp,
+        return sum(int(a.nbytes) for a in (self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
                                              self.cnext, self.out, self.sids, self.sexps))
 
     # -- internals --------------------------------------------------------------------------------
@@ -214,7 +216,7 @@ class ArrayTimer:
                 self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext,
                                                                 want - int(self.S[L.NFREE]))
         while True:
-            i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp, self.cnext,
+            i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp, self.cnext,
                             self.out, ids, exps, base, i)
             self._check_error()
             if i >= n:
@@ -229,7 +231,7 @@ class ArrayTimer:
 
     def _advance(self, now: int) -> None:
         while True:
-            status = K.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.pid, self.pexp, self.cnext,
+            status = K.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp, self.cnext,
                                self.out, self.sids, self.sexps, now)
             self._check_error()
             if status == L.DONE:

@@ -148,7 +148,19 @@ def busy_timer() -> ArrayTimer:
 
 
 def _first_live_slot(t: ArrayTimer) -> int:
-    return int(np.flatnonzero(t.pid >= 0)[0])
+    """The first slot holding a pending task (a cancelled task's slot keeps its id until the
+    flush, so a slot holding an id is not enough)."""
+    return next(s for s in np.flatnonzero(t.pid >= 0).tolist() if t.is_scheduled(int(t.pid[s])))
+
+
+def _flip_bit(t: ArrayTimer, task: int) -> None:
+    t.live[task >> 6] ^= np.uint64(1) << np.uint64(task & 63)
+
+
+def _stale_copy(t: ArrayTimer) -> None:
+    """A pending task's id in a second slot, as an older entry that was not tombstoned."""
+    live = [s for s in np.flatnonzero(t.pid >= 0).tolist() if t.is_scheduled(int(t.pid[s]))]
+    t.pid[live[1]] = t.pid[live[0]]
 
 
 CORRUPTIONS = {
@@ -159,6 +171,10 @@ CORRUPTIONS = {
                                       t.S.__setitem__(L.HEAPN, t.S[L.HEAPN] + 1)),
     "live slot dropped": lambda t: t.pid.__setitem__(_first_live_slot(t), -1),
     "task location": lambda t: t.tk.__setitem__(int(t.pid[_first_live_slot(t)]), -1),
+    "liveness bit cleared": lambda t: _flip_bit(t, int(t.pid[_first_live_slot(t)])),
+    "liveness bit of an unscheduled task": lambda t: _flip_bit(t, next(
+        x for x in range(t.capacity) if not t.is_scheduled(x))),
+    "older entry not tombstoned": _stale_copy,
     "slot expiration": lambda t: t.pexp.__setitem__(_first_live_slot(t), 10**9),
     "level clock": lambda t: t.lv.__setitem__((1, L.LV_CUR), t.lv[1, L.LV_CUR] + 1),
     "free list": lambda t: t.S.__setitem__(L.NFREE, t.S[L.NFREE] - 1),
