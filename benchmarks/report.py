@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .suite import Cell, Results
+from .suite import INTERLEAVED_WORKLOADS, Cell, Results
 from .workloads import WORKLOADS
 
 #: Workloads whose per-operation cost is plotted against n (the O(1) claim).
@@ -54,7 +54,7 @@ def _main_rows(res: Results) -> list[list[str]]:
             mem = "-" if c.bytes_per_pending is None else f"{c.bytes_per_pending:.1f} ({c.memory_method})"
             rows.append([c.workload, pow10(c.n), c.impl, si(c.ops_per_s), f"{c.ns_per_op:.1f}",
                          ratio(c.vs_reference), ratio(c.vs_heapq), mem,
-                         f"best of {len(c.runs_s)}"])
+                         f"best of {len(c.runs_s)}" + (f" ({c.interleaved} interleaved)" if c.interleaved else "")])
         else:
             rows.append([c.workload, pow10(c.n), c.impl, "-", "-", "-", "-", "-", f"{c.status}: {c.note}"])
     return rows
@@ -120,7 +120,10 @@ def _settings_line(res: Results) -> str:
     p = o.purgatory
     caps = ", ".join(f"{k} <= {pow10(v)}" for k, v in sorted(o.caps.items())) or "none"
     return (f"tick {o.timer.tick_ms} ms, wheel size {o.timer.wheel_size}; seed {o.seed}; best of up to "
-            f"{o.repeat} runs (fewer once {o.repeat_budget_s:g} s were spent); caps: {caps}; budget "
+            f"{o.repeat} runs (fewer once {o.repeat_budget_s:g} s were spent)"
+            + (f", and {o.curve_rounds} interleaved rounds over the sizes of {', '.join(INTERLEAVED_WORKLOADS)}"
+               if o.curve_rounds and any(w in o.workloads for w in INTERLEAVED_WORKLOADS) else "")
+            + f"; caps: {caps}; budget "
             f"{o.budget_s:g} s per run; tracemalloc up to n = {pow10(o.mem_max)}; purgatory: rate "
             f"{p.rate:g}/s, pct50 {p.pct50:g} ms, pct75 {p.pct75:g} ms, timeout {p.timeout} ms, "
             f"{p.keys} keys of {p.key_space}{' (fixed for the run, as Kafka)' if p.keys_per_run else ' (drawn per request)'}, "

@@ -6,6 +6,15 @@ skipped when the previous size of the same (workload, implementation) predicts t
 preparation included, would exceed the time budget (cost is taken as linear in n, except
 ``sched``'s cancel, which is quadratic: its ``cancel`` is ``list.remove`` + ``heapify``).
 
+The ``steady`` workload (e) is a curve: its point is how one operation's cost changes with n, so
+its cells are compared *across* sizes.  A slow spell of this shared machine lasting a few seconds
+can take all the runs of one cell (they run back to back) and none of its neighbours', which
+bends the curve by up to 1.7x (measured: two full runs of one commit, 10^5 at 23.0-24.1 ns/op in
+one and 12.1-13.8 in the other, with ``heapq``'s cell slow in the same way).  So after the
+workload's regular sweep, ``curve_rounds`` more rounds each give every cheap cell (one run at
+most :data:`CURVE_RUN_MAX_S`) one more run, round-robin over sizes and implementations, and the
+best of all of a cell's runs is reported as for any cell.
+
 A cell's figure is reported only if its run verified (see :mod:`.drivers`).  Ratios compare
 implementations measured at the *same* workload and n in this run, never across runs or sizes.
 """
@@ -26,6 +35,12 @@ from .workloads import PurgatoryParams, workload
 #: Cost exponent in n of one run, for the skip prediction.
 QUADRATIC = {("sched", "cancel")}
 
+#: Workloads whose cells form a curve across sizes, measured with interleaved extra rounds.
+INTERLEAVED_WORKLOADS = ("steady",)
+#: A curve cell gets the extra rounds only if one run of it, preparation included, took at most
+#: this long (the per-operation implementations at 10^6 and ``sched`` take 7-30 s per run).
+CURVE_RUN_MAX_S = 5.0
+
 
 @dataclasses.dataclass
 class Options:
@@ -41,6 +56,7 @@ class Options:
     timer: TimerConfig = dataclasses.field(default_factory=TimerConfig)
     purgatory: PurgatoryParams = dataclasses.field(default_factory=PurgatoryParams)
     jit: bool = True
+    curve_rounds: int = 2
 
 
 @dataclasses.dataclass
@@ -57,6 +73,7 @@ class Cell:
     memory_method: str | None = None
     vs_reference: float | None = None
     vs_heapq: float | None = None
+    interleaved: int = 0             # runs of runs_s from the interleaved rounds (curve workloads)
 
     @property
     def best_s(self) -> float | None:
@@ -131,6 +148,7 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
     last: dict[tuple[str, str], tuple[int, float]] = {}  # (impl, workload) -> (n, best seconds)
     warmed: set[tuple[str, str]] = set()
     for wname in opts.workloads:
+        curve: dict[int, Any] = {}  # n -> workload, kept for the interleaved rounds
         for n in sorted(opts.sizes):
             wl = None
             for iname, driver in drivers.items():
@@ -170,6 +188,8 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                     cell.wall_per_run_s = (time.perf_counter() - t0) / len(cell.runs_s)
                     cell.ops = wl.ops
                     last[(iname, wname)] = (n, cell.wall_per_run_s)
+                    if wname in INTERLEAVED_WORKLOADS and opts.curve_rounds > 0:
+                        curve[n] = wl
                     if wname == "insert":
                         if driver.memory == "arrays" or n <= opts.mem_max:
                             cell.bytes_per_pending = measure.bytes_per_pending(driver, wl, opts.timer)  # type: ignore[arg-type]
@@ -187,6 +207,10 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                 load_max = max(load_max, os.getloadavg()[0])
             del wl
             gc.collect()
+        if curve:
+            load_max = max(load_max, _curve_rounds(wname, curve, drivers, cells, opts, progress))
+            curve.clear()
+            gc.collect()
     _ratios(cells)
     jit = None
     if opts.jit and "optimized" in drivers and drivers["optimized"].available() is None:
@@ -195,6 +219,32 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
     load_after = measure.load_average()
     machine["uptime_after"] = measure._run(["uptime"])
     return Results(opts, machine, cells, jit, load_before, load_after, max(load_max, load_after[0]), argv)
+
+
+def _curve_rounds(wname: str, curve: dict[int, Any], drivers: dict[str, Driver], cells: list[Cell],
+                  opts: Options, progress: Progress) -> float:
+    """``opts.curve_rounds`` rounds over the sizes of a curve workload, one more run per cheap ok
+    cell in each (see the module docstring).  Returns the highest 1-minute load seen."""
+    load_max = 0.0
+    by = {(c.n, c.impl): c for c in cells if c.workload == wname}
+    for r in range(opts.curve_rounds):
+        for n in sorted(curve):
+            wl = curve[n]
+            for iname, driver in drivers.items():
+                cell = by.get((n, iname))
+                if cell is None or cell.status != "ok" or (cell.wall_per_run_s or 0.0) > CURVE_RUN_MAX_S:
+                    continue
+                progress(f"{wname:>10} n={n:<9} {iname:<16} ... (interleaved round {r + 1}/{opts.curve_rounds})")
+                try:
+                    cell.runs_s += measure.time_run(lambda: driver.prepare(wl, opts.timer), 1, 0.0)
+                    cell.interleaved += 1
+                except Exception as e:  # noqa: BLE001 - same rule as the regular sweep
+                    first = str(e).splitlines()[0] if str(e) else ""
+                    cell.status, cell.note = "failed", f"{type(e).__name__}: {first}"
+                    cell.runs_s = []
+                gc.collect()
+                load_max = max(load_max, os.getloadavg()[0])
+    return load_max
 
 
 def _ratios(cells: list[Cell]) -> None:

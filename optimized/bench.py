@@ -62,6 +62,10 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                         help="skip a cell if one run of it, preparation included, is predicted from the previous size "
                              "to take longer than this (default 180)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best reported (default 3)")
+    parser.add_argument("--curve-rounds", type=int, default=2, metavar="K",
+                        help="after the steady workload's sweep, K more rounds of one run per cell, round-robin "
+                             "over sizes, so that a slow spell of the machine cannot take all runs of one size "
+                             "(cells whose run takes over 5 s are left out; default 2, 0: none)")
     parser.add_argument("--mem-max", default="1e5", metavar="N",
                         help="largest N at which Python structures are traced with tracemalloc (default 1e5)")
     parser.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
@@ -113,6 +117,8 @@ def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         raise UserError("--sizes: no sizes given")
     if args.repeat < 1 or args.repeat > 100:
         raise UserError(f"--repeat {args.repeat}: must be in [1, 100]")
+    if args.curve_rounds < 0 or args.curve_rounds > 100:
+        raise UserError(f"--curve-rounds {args.curve_rounds}: must be in [0, 100]")
     if not (args.budget > 0 and math.isfinite(args.budget)):
         raise UserError(f"--budget {args.budget}: must be a positive number of seconds")
     try:
@@ -137,6 +143,7 @@ def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         timer=timer,
         purgatory=purg,
         jit=not args.no_jit,
+        curve_rounds=0 if args.quick else args.curve_rounds,
     )
 
 

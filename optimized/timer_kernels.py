@@ -290,9 +290,10 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
         # Flush, one chunk at a time, in insertion order: copy the chunk's live entries (a slot
         # holds its task's id and expiration, a tombstone -1; it is live iff its task's bit is
         # set) into the CHUNK-slot scratch, clearing each slot as it is read; give the chunk back
-        # to the free list; re-add the copied entries (a fired one has its bit cleared there).  The
-        # flush reads chunks sequentially, touches no per-task record but that bit, and the chunk it just freed
-        # is the first one the re-adds take, so the pool's working set stays in cache.
+        # to the free list; re-add the copied entries (a fired one has its bit cleared there).
+        # The flush reads chunks sequentially, touches no per-task record but that bit, and the
+        # chunk it just freed is the first one the re-adds take, so the pool's working set stays
+        # in cache.
         # A level-0 bucket only fires (its entries are all due); a higher level's cascades.
         cascades = b >= W
         rem = ns

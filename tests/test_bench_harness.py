@@ -7,6 +7,8 @@ Correctness only: no assertion here is about speed.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 from collections import defaultdict
 
@@ -147,6 +149,29 @@ def test_caps_and_the_time_budget_skip_cells_and_say_why() -> None:
     first, second = res.cell("cancel", 100, "sched"), res.cell("cancel", 400, "sched")
     assert first is not None and first.status == "ok"
     assert second is not None and second.status == "skipped" and "predicted" in second.note
+
+
+def test_curve_rounds_interleave_extra_runs_of_the_steady_cells_only() -> None:
+    sizes = [200, 400]
+    opts = suite.Options(sizes=sizes, workloads=["insert", "steady"], impls=["optimized-batch", "heapq"],
+                         caps={}, repeat=1, jit=False, curve_rounds=2)
+    order: list[str] = []
+    res = suite.run(opts, ["test"], progress=order.append)
+    for n in sizes:
+        for impl in ("optimized-batch", "heapq"):
+            steady, insert = res.cell("steady", n, impl), res.cell("insert", n, impl)
+            assert steady is not None and steady.status == "ok"
+            assert len(steady.runs_s) == 3 and steady.interleaved == 2
+            assert steady.best_s == min(steady.runs_s)
+            assert insert is not None and len(insert.runs_s) == 1 and insert.interleaved == 0
+    # round-robin: each round visits every size before the next round starts
+    rounds = [line for line in order if "interleaved round" in line]
+    assert len(rounds) == 2 * len(sizes) * 2
+    assert [("n=200" in line) for line in rounds] == [True, True, False, False] * 2
+    assert "best of 3 (2 interleaved)" in report.markdown(res)
+    assert "2 interleaved rounds over the sizes of steady" in report.markdown(res)
+    none = suite.run(dataclasses.replace(opts, workloads=["steady"], curve_rounds=0), ["test"])
+    assert all(len(c.runs_s) == 1 and c.interleaved == 0 for c in none.cells)
 
 
 def test_ratios_compare_the_same_row() -> None:
