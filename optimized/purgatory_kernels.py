@@ -22,7 +22,9 @@ from numba import njit
 
 from .layout import COUNT
 
-#: Unsigned indices for the bitmap (see :mod:`.timer_kernels`).
+#: Unsigned indices for the timer's liveness bitmap (see :mod:`.timer_kernels`).  Its
+#: test-and-clear is written out in each loop below, as in the timer's kernels: a helper that takes
+#: the array would cost a call with reference counting per element.
 U = np.uint64
 
 # P slots
