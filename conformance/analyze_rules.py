@@ -18,8 +18,9 @@ Per run, rows ordered by ``seq``.  A *request* row is any row whose kind is not 
   runs it inside add and leaves the earlier entry scheduled).  A row's **schedule** is the last
   superseding add at or before it; a fire inside an add of its own task counts as after that add
   (the add replaced the task's entry before anything in it ran).  A fire is *exempt* under
-  strict-gt when its req is an add of the same task with delay <= 0 (it ran inside that add).  A fire *matches* its schedule when the
-  expirations are equal; its **rank** is the number of matching fires of the schedule so far.
+  strict-gt when its req is an add of the same task with delay <= 0 (it ran inside that add).  A
+  fire *matches* its schedule when the expirations are equal; its **rank** is the number of
+  matching fires of the schedule so far.
   - ``fire-once``: a non-exempt fire with no schedule, a different expiration, or rank >= 2;
   - ``no-fire-after-cancel``: rank 1 but a cancel of the task lies between schedule and fire;
   - ``no-early-fire``: a remaining (good) fire before ``earliest(exp)`` of the run's profile;
