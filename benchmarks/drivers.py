@@ -175,8 +175,7 @@ class PerOpDriver(Driver):
         assert wl.warm_ids is not None and wl.warm_delays is not None and wl.warm_cancels is not None
         adds = list(zip(wl.window_ids.tolist(), wl.window_delays.tolist()))
         cancels = wl.cancel_order.tolist()
-        warm_adds = list(zip(wl.warm_ids.tolist(), wl.warm_delays.tolist()))
-        warm_cancels = wl.warm_cancels.tolist()
+        warm = [(list(zip(i.tolist(), d.tolist())), c.tolist()) for i, d, c in wl.warm_windows()]
         who = self.name
 
         def window(adds: list[tuple[int, int]], cancels: list[int]) -> int:
@@ -190,9 +189,10 @@ class PerOpDriver(Driver):
                     found += 1
             return found
 
-        def warm() -> None:
-            missed = len(warm_cancels) - window(warm_adds, warm_cancels)
-            _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
+        def warm_up() -> None:
+            for warm_adds, warm_cancels in warm:
+                missed = len(warm_cancels) - window(warm_adds, warm_cancels)
+                _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
 
         def timed() -> int:
             return window(adds, cancels)
@@ -200,7 +200,7 @@ class PerOpDriver(Driver):
         def verify(found: int) -> None:
             _expect(found == len(cancels), f"{who}: steady n={wl.n}: {len(cancels) - found} cancels found no pending task")
             _expect(timer.size() == wl.n, f"{who}: steady n={wl.n}: size() is {timer.size()}, expected {wl.n}")
-        return Prepared(timed, verify, timer, warm)
+        return Prepared(timed, verify, timer, warm_up)
 
     def _prepare_purgatory(self, wl: PurgatoryWorkload, cfg: TimerConfig) -> Prepared:
         pg = self.new_purgatory(wl, cfg)
@@ -402,12 +402,13 @@ class BatchDriver(Driver):
         timer.add_many(ids, delays)
         if wl.name == "steady":
             wids, wdelays, cancels = wl.window_ids, wl.window_delays, wl.cancel_order
-            warm_ids, warm_delays, warm_cancels = wl.warm_ids, wl.warm_delays, wl.warm_cancels
+            warm_windows = wl.warm_windows()
 
             def warm() -> None:
-                timer.add_many(warm_ids, warm_delays)
-                missed = int(np.count_nonzero(~timer.cancel_many(warm_cancels)))
-                _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
+                for warm_ids, warm_delays, warm_cancels in warm_windows:
+                    timer.add_many(warm_ids, warm_delays)
+                    missed = int(np.count_nonzero(~timer.cancel_many(warm_cancels)))
+                    _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending task")
 
             def timed() -> Any:
                 timer.add_many(wids, wdelays)

@@ -18,12 +18,19 @@ Timer workloads (tick 1 ms, wheel size 20 unless told otherwise; start at time 0
   without replacement from all those pending.  Its ops/s counts the window's adds and cancels,
   whatever ``n`` is, so the figure at each ``n`` is the cost of an operation at that occupancy.
   Right before the timed window (after the harness's ``gc.collect()``), an untimed *warm-up*
-  window of the same shape runs: ``STEADY_WINDOW`` adds of other new ids and as many cancels of
-  other pending tasks (``warm_ids``/``warm_delays``/``warm_cancels``; occupancy is ``n`` again
-  after it).  Why: the collection walks the interpreter's heap and leaves the caches cold, and a
-  window lasts well under a millisecond; without the warm-up, 5000 cancels among 10^7 pending
-  measured 41-60 ns each right after ``gc.collect()`` against 24-27 ns otherwise (the engine's
-  kernel alone), so the figure was the harness's cache refill, not the operation at occupancy n.
+  of ``STEADY_WARM_WINDOWS`` windows of the same shape runs, back to back: each adds
+  ``STEADY_WINDOW`` other new ids and cancels as many other pending tasks (``warm_ids``/
+  ``warm_delays``/``warm_cancels``, cut by ``warm_windows()``); occupancy is ``n`` again after each.
+  Why: the window is meant to time an operation in a steady state at occupancy ``n``, and what
+  comes before it is far from one.  The untimed bulk insert streams the whole structure through
+  the caches (about 200 MB at 10^7 for the engine), and the collection walks the interpreter's
+  heap; a timed window lasts well under a millisecond, so without a warm-up it timed the refill of
+  the caches.  Measured on the engine at 10^7 (``docs/BENCHMARKS.md`` has the table): with no
+  warm-up a cancel cost 41-60 ns; after one warm-up window, 17-32 ns; after 8, 16 or 64 windows,
+  4.8-6.3 ns, against 3.1-3.5 ns at 10^3 whatever the warm-up.  What a cancel of a random task
+  touches is one bit of a 1.25 MB bitmap at 10^7; one window's 5000 random cancels reach about a
+  fifth of its 64-byte lines, and 16 windows' 80 000 all but about 2% of them.  Every
+  implementation gets the same warm-up.
   Workloads (a)-(c) time ``n`` operations on a structure that starts empty: at small ``n`` their
   per-operation figure is dominated by the fixed cost of one batch call and of touching fresh
   memory, which says nothing about how an operation's cost grows with occupancy.
@@ -64,6 +71,8 @@ INSERT_MAX_DELAY_MS = 30_000
 FIRE_MAX_DELAY_MS = 2_000
 #: Adds (and as many cancels) in the timed window of workload (e) ``steady``.
 STEADY_WINDOW = 5_000
+#: Untimed windows of the same shape run right before the timed one (see the module docstring).
+STEADY_WARM_WINDOWS = 16
 
 TIMER_WORKLOADS = ("insert", "cancel", "fire-steps", "fire-jump", "steady")
 PURGATORY_WORKLOADS = ("purgatory",)
@@ -111,6 +120,14 @@ class TimerWorkload:
         if self.warm_ids is not None:
             extra += int(self.warm_ids.size)
         return self.n + extra
+
+    def warm_windows(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The warm-up of ``steady`` as (ids, delays, cancels) per window, in the order they run."""
+        if self.warm_ids is None or self.warm_delays is None or self.warm_cancels is None:
+            return []
+        w = STEADY_WINDOW
+        return [(self.warm_ids[i:i + w], self.warm_delays[i:i + w], self.warm_cancels[i:i + w])
+                for i in range(0, int(self.warm_ids.size), w)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,9 +203,12 @@ def _check_n(n: int) -> int:
     return int(n)
 
 
-def timer_workload(name: str, n: int, seed: int = 0) -> TimerWorkload:
-    """Build timer workload ``name`` (one of :data:`TIMER_WORKLOADS`) with ``n`` tasks."""
+def timer_workload(name: str, n: int, seed: int = 0, warm_windows: int = STEADY_WARM_WINDOWS) -> TimerWorkload:
+    """Build timer workload ``name`` (one of :data:`TIMER_WORKLOADS`) with ``n`` tasks;
+    ``warm_windows`` is the length of ``steady``'s warm-up (``benchmarks/warmup.py`` varies it)."""
     n = _check_n(n)
+    if isinstance(warm_windows, bool) or not isinstance(warm_windows, int) or warm_windows < 0:
+        raise ValueError(f"warm_windows={warm_windows!r} must be an integer >= 0")
     ids = np.arange(n, dtype=np.int64)
     if name in ("insert", "cancel"):
         rng = _rng(seed, 1)
@@ -211,17 +231,24 @@ def timer_workload(name: str, n: int, seed: int = 0) -> TimerWorkload:
         window_ids = np.arange(n, n + STEADY_WINDOW, dtype=np.int64)
         window_delays = rng.integers(1, INSERT_MAX_DELAY_MS, size=STEADY_WINDOW, endpoint=True, dtype=np.int64)
         cancels = rng.choice(n + STEADY_WINDOW, size=STEADY_WINDOW, replace=False).astype(np.int64)
-        # The warm-up window (its own stream, so the timed arrays do not depend on it): new ids
-        # above the timed window's, then cancels of distinct tasks pending at that point that the
-        # timed window does not cancel (the first n except the timed cancels, and the warm-up's
-        # own adds), so that occupancy is n again when the timed window starts.
+        # The warm-up windows (their own stream, so the timed arrays do not depend on them): new
+        # ids above the timed window's, then cancels of distinct tasks pending at that point that
+        # the timed window does not cancel (the first n except the timed cancels, and the warm-up's
+        # own adds so far), so that occupancy is n again after each window.
         wrng = _rng(seed, 5)
-        warm_ids = np.arange(n + STEADY_WINDOW, n + 2 * STEADY_WINDOW, dtype=np.int64)
-        warm_delays = wrng.integers(1, INSERT_MAX_DELAY_MS, size=STEADY_WINDOW, endpoint=True, dtype=np.int64)
+        k = warm_windows
+        warm_ids = np.arange(n + STEADY_WINDOW, n + (1 + k) * STEADY_WINDOW, dtype=np.int64)
+        warm_delays = wrng.integers(1, INSERT_MAX_DELAY_MS, size=k * STEADY_WINDOW, endpoint=True, dtype=np.int64)
         taken = np.zeros(n, bool)
         taken[cancels[cancels < n]] = True
-        pool = np.concatenate([np.flatnonzero(~taken), warm_ids])
-        warm_cancels = wrng.choice(pool, size=STEADY_WINDOW, replace=False).astype(np.int64)
+        pool = np.flatnonzero(~taken)
+        picks = []
+        for w in range(k):
+            pool = np.concatenate([pool, warm_ids[w * STEADY_WINDOW:(w + 1) * STEADY_WINDOW]])
+            at = wrng.choice(pool.size, size=STEADY_WINDOW, replace=False)
+            picks.append(pool[at])
+            pool = np.delete(pool, at)
+        warm_cancels = np.concatenate(picks).astype(np.int64) if picks else np.zeros(0, np.int64)
         return TimerWorkload(name, n, seed, ids, delays, cancel_order=cancels,
                              window_ids=window_ids, window_delays=window_delays,
                              warm_ids=warm_ids, warm_delays=warm_delays, warm_cancels=warm_cancels)

@@ -84,6 +84,47 @@ class _CancelMissesWindow(HeapTimer):
         return False if task_id >= 800 else super().cancel(task_id)
 
 
+class _CountingTimer(HeapTimer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.adds = self.cancels = 0
+
+    def add(self, task_id: int, delay_ms: int) -> int:
+        self.adds += 1
+        return super().add(task_id, delay_ms)
+
+    def cancel(self, task_id: int) -> bool:
+        self.cancels += 1
+        return super().cancel(task_id)
+
+
+@pytest.mark.parametrize("k", [0, 1, 3])
+def test_steady_warm_up_runs_every_window(k: int) -> None:
+    from wheelspec.benchmarks.workloads import STEADY_WINDOW
+
+    driver = HeapDriver()
+    driver.new_timer = lambda cfg, n: _CountingTimer()  # type: ignore[method-assign]
+    prep = driver.prepare(timer_workload("steady", 300, seed=3, warm_windows=k), CFG)
+    timer = prep.state
+    assert (timer.adds, timer.cancels) == (300, 0)
+    assert prep.warm is not None
+    prep.warm()
+    assert (timer.adds, timer.cancels) == (300 + k * STEADY_WINDOW, k * STEADY_WINDOW)
+    prep.verify(prep.timed())
+
+
+def test_warmup_curve_script_prints_its_table(capsys) -> None:  # type: ignore[no-untyped-def]
+    from wheelspec.benchmarks import warmup
+
+    assert warmup.main(["--sizes", "300", "--windows", "0,2", "--impls", "optimized-batch,heapq", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "k=0" in out and "k=2" in out and "optimized-batch" in out and "heapq" in out
+    assert warmup.main(["--impls", "nope"]) == 2
+    assert "unknown implementation 'nope'" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="--windows"):
+        warmup.main(["--windows", "x"])
+
+
 def test_steady_window_fails_a_timer_whose_cancel_misses() -> None:
     driver = HeapDriver()
     driver.new_timer = lambda cfg, n: _CancelMissesWindow()  # type: ignore[method-assign]

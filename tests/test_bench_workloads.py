@@ -28,37 +28,54 @@ def test_timer_workloads_are_seeded_and_in_range(name: str) -> None:
 
 
 def test_steady_window_adds_new_ids_and_cancels_distinct_pending_ones() -> None:
-    from wheelspec.benchmarks.workloads import STEADY_WINDOW
+    from wheelspec.benchmarks.workloads import STEADY_WARM_WINDOWS, STEADY_WINDOW
 
     w = timer_workload("steady", 1000, seed=5)
     assert w.window_ids is not None and w.window_delays is not None and w.cancel_order is not None
     assert np.array_equal(w.window_ids, np.arange(1000, 1000 + STEADY_WINDOW))
-    assert w.capacity == 1000 + 2 * STEADY_WINDOW and w.ops == 2 * STEADY_WINDOW
+    assert w.capacity == 1000 + (1 + STEADY_WARM_WINDOWS) * STEADY_WINDOW and w.ops == 2 * STEADY_WINDOW
     assert np.unique(w.cancel_order).size == STEADY_WINDOW
     assert w.cancel_order.min() >= 0 and w.cancel_order.max() < w.capacity
     assert w.window_delays.min() >= 1 and w.window_delays.max() <= INSERT_MAX_DELAY_MS
     assert np.array_equal(w.cancel_order, timer_workload("steady", 1000, seed=5).cancel_order)
 
 
-@pytest.mark.parametrize("n", [1000, 30_000])
-def test_steady_warm_up_keeps_occupancy_and_spares_the_timed_cancels(n: int) -> None:
-    """The untimed warm-up adds new ids and cancels distinct tasks pending at that point, none of
-    which the timed window cancels: occupancy is n before the timed window, every timed cancel
-    still finds its task."""
-    from wheelspec.benchmarks.workloads import STEADY_WINDOW
+@pytest.mark.parametrize("n,k", [(1000, None), (30_000, None), (1000, 1), (1000, 0)])
+def test_steady_warm_up_keeps_occupancy_and_spares_the_timed_cancels(n: int, k: int | None) -> None:
+    """The untimed warm-up is k windows; each adds new ids and cancels distinct tasks pending at
+    that point, none of which the timed window cancels: occupancy is n after every window, and
+    every timed cancel still finds its task."""
+    from wheelspec.benchmarks.workloads import STEADY_WARM_WINDOWS, STEADY_WINDOW
 
-    w = timer_workload("steady", n, seed=5)
+    w = timer_workload("steady", n, seed=5) if k is None else timer_workload("steady", n, seed=5, warm_windows=k)
+    k = STEADY_WARM_WINDOWS if k is None else k
     assert w.warm_ids is not None and w.warm_delays is not None and w.warm_cancels is not None
     assert w.window_ids is not None and w.cancel_order is not None
-    assert np.array_equal(w.warm_ids, np.arange(n + STEADY_WINDOW, n + 2 * STEADY_WINDOW))
-    assert w.warm_delays.min() >= 1 and w.warm_delays.max() <= INSERT_MAX_DELAY_MS
-    assert np.unique(w.warm_cancels).size == STEADY_WINDOW
-    pending = set(range(n)) | set(w.warm_ids.tolist())
-    assert set(w.warm_cancels.tolist()) <= pending
-    pending -= set(w.warm_cancels.tolist())
-    assert len(pending) == n
+    assert np.array_equal(w.warm_ids, np.arange(n + STEADY_WINDOW, n + (1 + k) * STEADY_WINDOW))
+    assert w.capacity == n + (1 + k) * STEADY_WINDOW
+    if k:
+        assert w.warm_delays.min() >= 1 and w.warm_delays.max() <= INSERT_MAX_DELAY_MS
+    assert np.unique(w.warm_cancels).size == k * STEADY_WINDOW
+    windows = w.warm_windows()
+    assert len(windows) == k
+    pending = set(range(n))
+    for ids, delays, cancels in windows:
+        assert ids.size == delays.size == cancels.size == STEADY_WINDOW
+        pending |= set(ids.tolist())
+        assert set(cancels.tolist()) <= pending
+        pending -= set(cancels.tolist())
+        assert len(pending) == n
     pending |= set(w.window_ids.tolist())
     assert set(w.cancel_order.tolist()) <= pending
+    # The timed arrays do not depend on the warm-up's length.
+    other = timer_workload("steady", n, seed=5, warm_windows=2)
+    assert np.array_equal(other.cancel_order, w.cancel_order)
+    assert np.array_equal(other.window_delays, w.window_delays)
+
+
+def test_steady_warm_windows_must_be_a_count() -> None:
+    with pytest.raises(ValueError, match="warm_windows"):
+        timer_workload("steady", 10, warm_windows=-1)
 
 
 def test_cancel_order_is_a_shuffled_permutation() -> None:
