@@ -13,7 +13,10 @@ bends the curve by up to 1.7x (measured: two full runs of one commit, 10^5 at 23
 one and 12.1-13.8 in the other, with ``heapq``'s cell slow in the same way).  So after the
 workload's regular sweep, ``curve_rounds`` more rounds each give every cheap cell (one run at
 most :data:`CURVE_RUN_MAX_S`) one more run, round-robin over sizes and implementations, and the
-best of all of a cell's runs is reported as for any cell.
+best of all of a cell's runs is reported as for any cell.  Eight rounds by default: in a full run
+at 58db500, with two, the machine's slow spells still took every run of the engine's 10^5 and
+10^6 cells (19.0-22.1 and 18.3-23.5 ns/op, against 12.1-14.1 in runs of (e) alone an hour
+earlier); a round costs about 20 s.
 
 A cell's figure is reported only if its run verified (see :mod:`.drivers`).  Ratios compare
 implementations measured at the *same* workload and n in this run, never across runs or sizes.
@@ -56,7 +59,7 @@ class Options:
     timer: TimerConfig = dataclasses.field(default_factory=TimerConfig)
     purgatory: PurgatoryParams = dataclasses.field(default_factory=PurgatoryParams)
     jit: bool = True
-    curve_rounds: int = 2
+    curve_rounds: int = 8
 
 
 @dataclasses.dataclass

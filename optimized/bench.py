@@ -62,10 +62,10 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                         help="skip a cell if one run of it, preparation included, is predicted from the previous size "
                              "to take longer than this (default 180)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best reported (default 3)")
-    parser.add_argument("--curve-rounds", type=int, default=2, metavar="K",
+    parser.add_argument("--curve-rounds", type=int, default=8, metavar="K",
                         help="after the steady workload's sweep, K more rounds of one run per cell, round-robin "
                              "over sizes, so that a slow spell of the machine cannot take all runs of one size "
-                             "(cells whose run takes over 5 s are left out; default 2, 0: none)")
+                             "(cells whose run takes over 5 s are left out; default 8, 0: none)")
     parser.add_argument("--mem-max", default="1e5", metavar="N",
                         help="largest N at which Python structures are traced with tracemalloc (default 1e5)")
     parser.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
