@@ -25,12 +25,12 @@ Timer workloads (tick 1 ms, wheel size 20 unless told otherwise; start at time 0
   comes before it is far from one.  The untimed bulk insert streams the whole structure through
   the caches (about 200 MB at 10^7 for the engine), and the collection walks the interpreter's
   heap; a timed window lasts well under a millisecond, so without a warm-up it timed the refill of
-  the caches.  Measured on the engine at 10^7 (``docs/BENCHMARKS.md`` has the table): with no
-  warm-up a cancel cost 41-60 ns; after one warm-up window, 17-32 ns; after 8, 16 or 64 windows,
-  4.8-6.3 ns, against 3.1-3.5 ns at 10^3 whatever the warm-up.  What a cancel of a random task
-  touches is one bit of a 1.25 MB bitmap at 10^7; one window's 5000 random cancels reach about a
-  fifth of its 64-byte lines, and 16 windows' 80 000 all but about 2% of them.  Every
-  implementation gets the same warm-up.
+  the caches.  ``python -m wheelspec.benchmarks.warmup`` prints the window's cost against the
+  warm-up's length; on the engine at 10^7 (``docs/BENCHMARKS.md`` has the table): 34.0 ns/op with
+  no warm-up, 20.2 after one window, 13.7-16.5 after 8 to 64, against 11.9-13.4 at 10^3 after any
+  warm-up of at least one window.  What a cancel of a random task touches is one bit of a 1.25 MB
+  bitmap at 10^7; one window's 5000 random cancels reach about a fifth of its 19 532 64-byte
+  lines, 16 windows' 80 000 all but about 2% of them.  Every implementation gets the same warm-up.
   Workloads (a)-(c) time ``n`` operations on a structure that starts empty: at small ``n`` their
   per-operation figure is dominated by the fixed cost of one batch call and of touching fresh
   memory, which says nothing about how an operation's cost grows with occupancy.
