@@ -200,12 +200,7 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                 except Unavailable as e:
                     cell.status, cell.note = "unavailable", str(e)
                 except Exception as e:  # noqa: BLE001 - an implementation that raises fails its cell
-                    # A wrong result (VerificationError) or an exception inside the implementation
-                    # is a finding, not a harness crash: the cell says what happened, the others run.
-                    first = str(e).splitlines()[0] if str(e) else ""
-                    cell.status, cell.note = "failed", f"{type(e).__name__}: {first}"
-                    cell.runs_s = []
-                    cell.bytes_per_pending = None
+                    _fail(cell, e)
                 gc.collect()
                 load_max = max(load_max, os.getloadavg()[0])
             del wl
@@ -222,6 +217,16 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
     load_after = measure.load_average()
     machine["uptime_after"] = measure._run(["uptime"])
     return Results(opts, machine, cells, jit, load_before, load_after, max(load_max, load_after[0]), argv)
+
+
+def _fail(cell: Cell, e: Exception) -> None:
+    """Mark ``cell`` failed by ``e``.  A wrong result (VerificationError) or an exception inside
+    the implementation is a finding, not a harness crash: the cell says what happened (the first
+    line of the message), keeps no figure, and the other cells run."""
+    first = str(e).splitlines()[0] if str(e) else ""
+    cell.status, cell.note = "failed", f"{type(e).__name__}: {first}"
+    cell.runs_s = []
+    cell.bytes_per_pending = None
 
 
 def _curve_rounds(wname: str, curve: dict[int, Any], drivers: dict[str, Driver], cells: list[Cell],
@@ -242,9 +247,7 @@ def _curve_rounds(wname: str, curve: dict[int, Any], drivers: dict[str, Driver],
                     cell.runs_s += measure.time_run(lambda: driver.prepare(wl, opts.timer), 1, 0.0)
                     cell.interleaved += 1
                 except Exception as e:  # noqa: BLE001 - same rule as the regular sweep
-                    first = str(e).splitlines()[0] if str(e) else ""
-                    cell.status, cell.note = "failed", f"{type(e).__name__}: {first}"
-                    cell.runs_s = []
+                    _fail(cell, e)
                 gc.collect()
                 load_max = max(load_max, os.getloadavg()[0])
     return load_max

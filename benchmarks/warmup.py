@@ -23,18 +23,32 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from wheelspec.conformance.errors import UserError
+from wheelspec.optimized.bench import _size
+
 from .drivers import DRIVERS, TimerConfig, Unavailable
 from .measure import time_run
 from .workloads import STEADY_WARM_WINDOWS, STEADY_WINDOW, timer_workload
 
 
-def _ints(text: str, what: str) -> list[int]:
+def _sizes(text: str) -> list[int]:
+    """Sizes as ``wheelspec bench --sizes`` reads them (1000, 1e6, 10^7)."""
     try:
-        out = [int(float(x)) for x in text.split(",") if x.strip()]
+        out = [_size(x, "--sizes") for x in text.split(",") if x.strip()]
+    except UserError as e:
+        raise SystemExit(f"warmup: {e}") from None
+    if not out:
+        raise SystemExit("warmup: --sizes: no sizes given")
+    return out
+
+
+def _windows(text: str) -> list[int]:
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise SystemExit(f"warmup: --{what} {text!r}: expected comma-separated numbers") from None
+        raise SystemExit(f"warmup: --windows {text!r}: expected comma-separated whole numbers") from None
     if not out or min(out) < 0:
-        raise SystemExit(f"warmup: --{what} {text!r}: expected one or more numbers >= 0")
+        raise SystemExit(f"warmup: --windows {text!r}: expected one or more numbers >= 0")
     return out
 
 
@@ -45,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--impls", default="optimized-batch,heapq", help=f"implementations, of {', '.join(DRIVERS)}")
     ap.add_argument("--repeat", type=int, default=3, help="runs per cell, best reported (default 3)")
     opts = ap.parse_args(argv)
-    sizes = [s for s in _ints(opts.sizes, "sizes") if s >= 1]
-    windows = _ints(opts.windows, "windows")
+    sizes = _sizes(opts.sizes)
+    windows = _windows(opts.windows)
     impls = [x.strip() for x in opts.impls.split(",") if x.strip()]
     unknown = [x for x in impls if x not in DRIVERS]
     if unknown:
