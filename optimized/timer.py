@@ -40,6 +40,11 @@ from . import layout as L
 from . import timer_kernels as K
 
 
+#: Batches of at least this many adds take the two-pass kernel (``add_batch``); smaller ones, and
+#: every per-operation add, the fused loop (``add_range``), whose set-up costs less.
+BATCH_MIN = L.CHUNK + 1
+
+
 def debug_default() -> bool:
     return os.environ.get("WHEELSPEC_DEBUG", "") not in ("", "0")
 
@@ -94,6 +99,7 @@ class ArrayTimer:
         self.out = np.empty((2, 64), np.int64)     # fired ids (row 0) and expirations (row 1)
         self.sids = np.empty(L.CHUNK, np.int64)     # flush scratch: the live entries of one chunk
         self.sexps = np.empty(L.CHUNK, np.int64)
+        self.scr = np.empty(K.scratch_size(int(self.S[L.MAXLEV]), wheel_size), np.int64)  # add_batch's
         self._one_id = np.zeros(1, np.int64)       # per-operation add without allocating
         self._one_exp = np.zeros(1, np.int64)
 
@@ -188,7 +194,7 @@ class ArrayTimer:
     def nbytes(self) -> int:
         """Bytes held by the timer's arrays (task table, chunk pool, buckets, heap, levels, buffers)."""
         return sum(int(a.nbytes) for a in (self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
-                                             self.cnext, self.out, self.sids, self.sexps))
+                                             self.cnext, self.out, self.sids, self.sexps, self.scr))
 
     # -- internals --------------------------------------------------------------------------------
     def _ids(self, name: str, ids: object) -> np.ndarray:
@@ -216,8 +222,12 @@ class ArrayTimer:
                 self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext,
                                                                 want - int(self.S[L.NFREE]))
         while True:
-            i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp, self.cnext,
-                            self.out, ids, exps, base, i)
+            if n >= BATCH_MIN:
+                i = K.add_batch(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
+                                self.cnext, self.out, ids, exps, base, i, self.scr)
+            else:
+                i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
+                                self.cnext, self.out, ids, exps, base, i)
             self._check_error()
             if i >= n:
                 break

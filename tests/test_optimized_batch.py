@@ -31,7 +31,9 @@ def programs(draw: st.DrawFn) -> tuple[int, int, int, list]:
     span = tick * wheel**3 * 2
     stages = []
     for _ in range(draw(st.integers(1, 6), label="stages")):
-        n = draw(st.integers(0, 60))
+        # Up to 60 adds take the fused loop, 65 and more the two-pass batch kernel (with NT ids,
+        # a large batch re-adds most of its tasks several times).
+        n = draw(st.one_of(st.integers(0, 60), st.integers(65, 300)))
         ids = draw(st.lists(st.integers(0, NT - 1), min_size=n, max_size=n))
         # Expirations aligned to a level's window boundaries (+- a few ticks) make buckets of
         # several levels share an expiration: the heap's tie-breaking then decides the order.
@@ -61,8 +63,13 @@ def run_reference(tick: int, wheel: int, start: int, stages: list) -> list[tuple
     return fires + out
 
 
-def run_batch(tick: int, wheel: int, start: int, stages: list, per_op: bool = False) -> tuple[list[tuple], ArrayTimer]:
+def run_batch(tick: int, wheel: int, start: int, stages: list, per_op: bool = False,
+              reserve: bool = False) -> tuple[list[tuple], ArrayTimer]:
     timer = ArrayTimer(tick, wheel, start, capacity=NT, debug=True)
+    if reserve:
+        # Room for every entry up front: then neither API grows the chunk pool (a large batch
+        # reserves ahead, one add at a time does not), and the arrays can be compared as they are.
+        timer.reserve(NT, pending=sum(len(stage[0]) for stage in stages))
     known: set[int] = set()
     fires: list[tuple] = []
     out: list[tuple] = []
@@ -99,10 +106,10 @@ def test_batch_fires_like_the_reference(program: tuple) -> None:
 @given(programs())
 def test_batch_and_per_op_leave_identical_arrays(program: tuple) -> None:
     tick, wheel, start, stages = program
-    a_out, a = run_batch(tick, wheel, start, stages)
-    b_out, b = run_batch(tick, wheel, start, stages, per_op=True)
+    a_out, a = run_batch(tick, wheel, start, stages, reserve=True)
+    b_out, b = run_batch(tick, wheel, start, stages, per_op=True, reserve=True)
     assert a_out == b_out
-    for name in ("S", "lv", "bk", "heap", "tk", "pid", "pexp"):
+    for name in ("S", "lv", "bk", "heap", "tk", "live", "pid", "pexp", "cnext"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
@@ -179,3 +186,62 @@ def test_purgatory_batches_match_the_reference(program: tuple) -> None:
         assert got == ref_phase()
         assert (p.watched(), p.num_delayed(), p.estimated) == (
             ref.purgatory.watched(), ref.purgatory.num_delayed(), ref.purgatory.estimated)
+
+
+@st.composite
+def large_batches(draw: st.DrawFn) -> tuple:
+    """A timer whose clocks are not aligned (it has advanced), then a few large batches: many
+    re-adds of the same ids, due entries (delay <= 0 and < tick), every level's boundaries,
+    expirations that are exact multiples of a level's tick (with tick 49, say, ``m * 49 * (1 / 49)``
+    falls just below ``m`` in floating point: the kernels' division-free ``exp // tick`` must
+    correct it), and delays far enough for more levels than the two-pass kernel handles with small
+    wheels."""
+    tick = draw(st.one_of(st.integers(1, 3), st.integers(1, 50), st.sampled_from([49, 98, 147])), label="tick")
+    wheel = draw(st.one_of(st.integers(2, 5), st.integers(2, 64)), label="wheel")
+    start = draw(st.integers(0, 10**6), label="start")
+    advance = draw(st.integers(0, 10**5), label="advance")
+    batches = []
+    for _ in range(draw(st.integers(1, 3))):
+        n = draw(st.integers(65, 2500))
+        seed = draw(st.integers(0, 2**32 - 1))
+        far = draw(st.sampled_from([2 * tick * wheel, tick * wheel**4, 10**6, 2**40]))
+        batches.append((n, seed, far))
+    return tick, wheel, start, advance, batches
+
+
+@pytest.mark.timeout(600)
+@settings(max_examples=examples(60, 200))
+@given(large_batches())
+def test_two_pass_add_equals_the_fused_loop(program: tuple) -> None:
+    """``add_batch`` (bucket numbers first, then placements) and ``add_range`` (one fused loop)
+    leave bit-identical timers and fire the same tasks, batch for batch."""
+    from wheelspec.optimized import timer as timer_module
+    tick, wheel, start, advance, batches = program
+    timers = []
+    for fused in (False, True):
+        t = ArrayTimer(tick, wheel, start, capacity=400, debug=True)
+        t.add_many(np.arange(50), np.arange(1, 51) * tick)   # a few pending before the advance
+        t.advance_to(start + advance)
+        fired = []
+        for n, seed, far in batches:
+            rng = np.random.default_rng(seed)
+            ids = rng.integers(0, 400, n)
+            kinds = rng.integers(0, 5, n)
+            unit = tick * wheel ** rng.integers(0, 6, n)
+            aligned = (t.now // unit + rng.integers(1, 4, n)) * unit - t.now
+            delays = np.select([kinds == 0, kinds == 1, kinds == 2, kinds == 3],
+                               [rng.integers(-3, tick + 1, n), rng.integers(1, far + 1, n),
+                                unit + rng.integers(-1, 2, n), aligned],
+                               rng.integers(1, 30001, n))
+            saved = timer_module.BATCH_MIN
+            timer_module.BATCH_MIN = 10**9 if fused else saved   # 10**9: every batch takes add_range
+            try:
+                f, fe = t.add_many(ids, delays)
+            finally:
+                timer_module.BATCH_MIN = saved
+            fired.append((f.tolist(), fe.tolist(), t.size(), t.levels()))
+        timers.append((t, fired))
+    (a, fa), (b, fb) = timers
+    assert fa == fb
+    for name in ("S", "lv", "bk", "heap", "tk", "live", "pid", "pexp", "cnext"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
