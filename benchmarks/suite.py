@@ -132,10 +132,21 @@ class Results:
 Progress = Callable[[str], None]
 
 
+#: Size of the untimed instance :func:`_warm` runs: large enough that every kernel the timed runs
+#: call is compiled by it (the engine adds batches of 65 or more in another kernel than smaller
+#: ones: ``wheelspec.optimized.timer.BATCH_MIN``).
+WARM_N = 256
+#: The purgatory's warm instance times out after this many ms instead of the workload's timeout,
+#: so that some of its requests expire (with Kafka's 30 s and a median latency of 10 ms, about
+#: one request in 2500 does) and the expiry path is compiled too.
+WARM_PURGATORY_TIMEOUT_MS = 20
+
+
 def _warm(driver: Driver, name: str, opts: Options) -> None:
-    """Run a tiny instance untimed: compiles the engine's kernels for this workload, and loads
+    """Run a small instance untimed: compiles the engine's kernels for this workload, and loads
     every module, so the first timed run measures the steady state."""
-    wl = workload(name, 64, opts.seed, opts.purgatory)
+    params = dataclasses.replace(opts.purgatory, timeout=WARM_PURGATORY_TIMEOUT_MS)
+    wl = workload(name, WARM_N, opts.seed, params)
     prep = driver.prepare(wl, opts.timer)
     if prep.warm is not None:
         prep.warm()

@@ -294,3 +294,32 @@ def test_jit_probe_reports_cold_and_warm_times() -> None:
         r = res[phase]
         assert r["import_and_first_op_s"] > 0 and r["process_wall_s"] >= r["import_and_first_op_s"]
         assert r["first_batch_s"] > 0
+
+
+@pytest.mark.parametrize("name", ["insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory"])
+def test_the_untimed_warm_run_calls_every_kernel_the_timed_runs_call(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel first called inside a timed run is compiled (or loaded from numba's cache) inside
+    it: run G's insert cell at 10^3 once measured 3.2 s that way, when the warm run's batch was
+    too small to take the engine's large-batch kernel."""
+    from numba.core.registry import CPUDispatcher
+
+    from wheelspec.optimized import purgatory_kernels, timer_kernels
+    called: set[str] = set()
+    for module in (timer_kernels, purgatory_kernels):
+        for attr, fn in list(vars(module).items()):
+            if isinstance(fn, CPUDispatcher):
+                def recording(*args, _fn=fn, _name=f"{module.__name__}.{attr}"):  # type: ignore[no-untyped-def]
+                    called.add(_name)
+                    return _fn(*args)
+                monkeypatch.setattr(module, attr, recording)
+    opts = suite.Options(sizes=[2000], workloads=[name], impls=["optimized-batch"], caps={})
+    driver = DRIVERS["optimized-batch"]()
+    suite._warm(driver, name, opts)
+    warmed = set(called)
+    called.clear()
+    prep = driver.prepare(suite.workload(name, 2000, opts.seed, opts.purgatory), opts.timer)
+    if prep.warm is not None:
+        prep.warm()
+    prep.verify(prep.timed())
+    assert called, "the recorder saw no kernel call: it no longer wraps what the engine calls"
+    assert called <= warmed, f"called first inside the timed run: {sorted(called - warmed)}"
