@@ -270,6 +270,10 @@ class ArrayTimer:
             raise RuntimeError(f"optimized timer: internal invariant broken (error code {int(self.S[L.ERROR])})")
 
     def _after(self) -> None:
+        # S[NEED] only carries a stopped kernel's request to the loop that grew the buffer; clear
+        # it, so that the arrays between two calls depend on the operations alone, not on which
+        # API (or batch size) made them and where a buffer ran out on the way.
+        self.S[L.NEED] = 0
         if self.debug:
             from .invariants import check_timer
             check_timer(self)

@@ -245,3 +245,23 @@ def test_two_pass_add_equals_the_fused_loop(program: tuple) -> None:
     assert fa == fb
     for name in ("S", "lv", "bk", "heap", "tk", "live", "pid", "pexp", "cnext"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_a_batch_that_outgrows_the_output_buffer_leaves_the_per_op_arrays() -> None:
+    """Found by the CI profile of the test above: a batch with more due tasks than the output
+    buffer's 64 rows stops, has the buffer grown and resumes; the kernel's request (``S[NEED]``)
+    was left in the scalars, so the arrays differed from the per-operation API's in that slot."""
+    def run(per_op: bool) -> ArrayTimer:
+        t = ArrayTimer(1, 2, 0, capacity=NT, debug=True)
+        t.reserve(NT, pending=300)
+        ids = np.arange(300) % NT
+        delays = np.where(np.arange(300) % 3 == 0, 5, 0)
+        if per_op:
+            for task, delay in zip(ids.tolist(), delays.tolist()):
+                t.add(task, delay)
+        else:
+            t.add_many(ids, delays)
+        return t
+    a, b = run(False), run(True)
+    for name in ("S", "lv", "bk", "heap", "tk", "live", "pid", "pexp", "cnext"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
