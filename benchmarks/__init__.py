@@ -15,5 +15,5 @@ module                    what it is
 ========================  =====================================================================
 
 Nothing here is imported by ``wheelspec`` itself; the command-line entry point is
-:mod:`wheelspec.optimized.bench`.
+:mod:`wheelspec.conformance.cli.bench`.
 """

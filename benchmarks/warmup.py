@@ -23,8 +23,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from wheelspec.conformance.errors import UserError
-from wheelspec.optimized.bench import _size
+from wheelspec.spec.errors import UserError
+from wheelspec.conformance.cli.bench import _size
 
 from .drivers import DRIVERS, TimerConfig, Unavailable
 from .measure import time_run

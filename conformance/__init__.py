@@ -1,2 +1,28 @@
 """The conformance suite: drive any timer or purgatory through an adapter, record a history,
-judge it against :mod:`wheelspec.spec`."""
+judge it against :mod:`wheelspec.spec`, and report.
+
+Data flows through these stages, one package each:
+
+===================== ===============================================================================
+package               what it owns
+===================== ===============================================================================
+:mod:`.adapters`      reaching an implementation: the Adapter interface, the wire protocol, the
+                      subprocess client and server, our engines and third-party timers as adapters
+:mod:`.check`         the virtual-time conformance run: the scenario corpus, seeded random campaigns,
+                      running operations, judging a run, shrinking a failure, reports (JSON, JUnit)
+:mod:`.traces`        histories as Parquet traces: format, synthetic traces, set-based analysis
+                      (pyarrow locally, Spark on a cluster), the HTML report, campaigns on Spark
+:mod:`.realtime`      timers without a virtual clock, judged against the wall clock
+:mod:`.matrix`        the conformance matrix of third-party timers and our engines
+:mod:`.concurrency`   real threads against thread-safe facades, and linearizability checking
+:mod:`.cli`           the ``wheelspec`` command: argument parsing and printing only
+===================== ===============================================================================
+
+:mod:`.pytest_plugin` runs the suite inside a user's own pytest run.  The semantics themselves
+(properties, profiles, the history checker) are in :mod:`wheelspec.spec`; nothing here restates
+them.  Old module names of this package keep working (:mod:`.moved`).
+"""
+
+from wheelspec.conformance import moved as _moved
+
+_moved.install()

@@ -45,7 +45,7 @@ class _Shared:
 
     def get(self) -> tuple[Any, Any]:
         if self._adapter is None:
-            from .adapters import resolve
+            from wheelspec.conformance.adapters import resolve
 
             spec = self.config.getoption("wheelspec_impl")
             self._adapter = resolve(spec, timeout=self.config.getoption("wheelspec_timeout"))()
@@ -69,7 +69,7 @@ class ScenarioItem(pytest.Item):
         self.shared = shared
 
     def runtest(self) -> None:
-        from .scenarios import run_scenario
+        from wheelspec.conformance.check.corpus import run_scenario
 
         adapter, caps = self.shared.get()
         res = run_scenario(adapter, caps, self.scenario)
@@ -83,7 +83,7 @@ class ScenarioItem(pytest.Item):
     def repr_failure(self, excinfo: Any, style: Any = None) -> str:  # type: ignore[override]
         if excinfo.errisinstance(WheelspecFailure):
             return str(excinfo.value)
-        from .errors import UserError
+        from wheelspec.spec.errors import UserError
 
         if excinfo.errisinstance(UserError):
             return f"adapter error: {excinfo.value}"
@@ -99,7 +99,7 @@ class CampaignItem(ScenarioItem):
         self.kind = kind
 
     def runtest(self) -> None:
-        from .campaign import run_seed_range
+        from wheelspec.conformance.check.campaign import run_seed_range
 
         adapter, caps = self.shared.get()
         if self.kind == "purgatory" and not caps.purgatory:
@@ -127,8 +127,8 @@ class CampaignItem(ScenarioItem):
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.getoption("wheelspec_impl"):
         return
-    from .campaign import KINDS
-    from .scenarios import load_corpus
+    from wheelspec.conformance.check.campaign import KINDS
+    from wheelspec.conformance.check.corpus import load_corpus
 
     shared = _Shared(config)
     config._wheelspec_shared = shared  # type: ignore[attr-defined]

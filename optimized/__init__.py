@@ -15,7 +15,7 @@ module                          what it is
 ==============================  ===================================================================
 
 Importing this package is cheap (numba is loaded on first use of an engine class), because the
-``wheelspec`` command imports ``wheelspec.optimized.bench`` for every invocation.
+``wheelspec`` command imports ``wheelspec.conformance.cli.bench`` for every invocation.
 """
 
 from __future__ import annotations

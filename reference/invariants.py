@@ -11,13 +11,11 @@ Each check raises :class:`InvariantError` naming the first broken rule and where
 
 from __future__ import annotations
 
+from wheelspec.spec.errors import InvariantError
+
 from .bucket import TimerTaskList
 from .mock_timer import MockTimer
 from .system_timer import SystemTimer
-
-
-class InvariantError(AssertionError):
-    """A structure invariant does not hold; the message names it."""
 
 
 def _fail(msg: str) -> None:

@@ -10,11 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, TypeVar
 
+from .errors import RecordError
+
 R = TypeVar("R", bound="Record")
-
-
-class RecordError(ValueError):
-    """A dict could not be decoded into a record; the message names the kind and field."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from numbers import Integral
 
+from .errors import RangeError
+
+
 #: Largest accepted tick, in ms (about 17.5 minutes).
 MAX_TICK_MS: int = 2**20
 #: Smallest and largest accepted number of buckets per wheel.
@@ -32,10 +35,18 @@ MIN_DELAY_MS: int = -MAX_DELAY_MS
 MAX_TIME_MS: int = 2**43 - 1
 #: Largest accepted purge interval (Kafka's default is 1000).
 MAX_PURGE_INTERVAL: int = 2**31 - 1
+#: Largest task id and operation id (Java's ``Integer.MAX_VALUE``: ids fit an int32 row index).
+MAX_ID: int = 2**31 - 1
+#: Every expiration the ranges allow is within this distance of any clock reading the ranges
+#: allow: ``|exp - now| < EXP_SPAN``.  Engines size their arithmetic by it (int64 with room for
+#: ``currentTime + interval`` of the highest wheel, see the module docstring).
+EXP_SPAN: int = 2**44
 
-
-class RangeError(ValueError):
-    """An argument is outside the range the semantics accepts; the message names the argument."""
+# The relations the docstring's bounds rest on, checked whenever the limits are imported.
+assert MAX_TIME_MS + MAX_DELAY_MS < EXP_SPAN, "an expiration now + delay must stay below EXP_SPAN"
+assert MIN_DELAY_MS == -MAX_DELAY_MS and MAX_TIME_MS >= 0
+assert MAX_WHEEL_SIZE * EXP_SPAN <= 2**60, "every wheel interval must stay below 2**60"
+assert MAX_ID < 2**31, "ids index int32 rows"
 
 
 def _int(name: str, value: object) -> int:

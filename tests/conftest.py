@@ -28,7 +28,7 @@ def examples(dev: int, ci: int) -> int:
 def spark():
     """The one SparkSession every Spark test shares (local[2], loopback only, quiet): started
     once per test run, a few seconds on an idle machine."""
-    from wheelspec.conformance.spark_session import get_session
+    from wheelspec.conformance.traces.spark_session import get_session
 
     session = get_session("local[2]", driver_memory="1g", shuffle_partitions=2)
     yield session

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.hammer import Locked, check_event_properties, hammer
-from wheelspec.conformance.linearizability import KV, WHEELSPEC, Operation, check, dumps, from_step_model, loads
+from wheelspec.conformance.concurrency.hammer import Locked, check_event_properties, hammer
+from wheelspec.conformance.concurrency.linearizability import KV, WHEELSPEC, Operation, check, dumps, from_step_model, loads
 from wheelspec.reference import Simulation
 from wheelspec.reference.interleave import run_scenario, schedules
 from wheelspec.reference.mutants import scenario_for
@@ -183,7 +183,7 @@ def test_facades_pass_the_mutant_scenarios_under_every_kind_of_schedule(engine: 
     """The scenarios that expose each race in the step model, run on the facades under the
     deterministic scheduler (per-step, segment and PCT schedules): every history linearizable,
     exactly-once and expiration hold."""
-    from wheelspec.conformance.hammer import drive
+    from wheelspec.conformance.concurrency.hammer import drive
     from wheelspec.reference.mutants import MUTANTS
     from wheelspec.reference.scheduler import list_chooser, pct_chooser
 
@@ -216,7 +216,7 @@ def test_facades_pass_the_mutant_scenarios_under_every_kind_of_schedule(engine: 
 def test_scheduled_facade_runs_catch_a_purgatory_whose_check_never_completes() -> None:
     """Mutation check for the test above: a reference purgatory whose checkAndComplete does
     nothing is caught on the lost-wakeup scenario."""
-    from wheelspec.conformance.hammer import drive
+    from wheelspec.conformance.concurrency.hammer import drive
     from wheelspec.reference.scheduler import list_chooser
 
     def make():  # type: ignore[no-untyped-def]

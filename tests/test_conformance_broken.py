@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters import resolve
-from wheelspec.conformance.campaign import run_seed_range
+from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.judge import judge
-from wheelspec.conformance.runner import run_ops
-from wheelspec.conformance.scenarios import load
+from wheelspec.conformance.check.judge import judge
+from wheelspec.conformance.check.runner import run_ops
+from wheelspec.conformance.check.corpus import load
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -76,7 +76,7 @@ def test_same_seed_same_counterexample():
 
 def test_broken_fixtures_also_fail_the_corpus():
     """The scenario corpus alone catches the timer bugs that a Kafka test fact exposes."""
-    from wheelspec.conformance.scenarios import load_corpus, run_scenario
+    from wheelspec.conformance.check.corpus import load_corpus, run_scenario
 
     corpus = load_corpus()
     for name in ("fires-early", "fires-cancelled", "fires-twice", "drops-readd", "complete-twice", "no-purge"):
@@ -91,7 +91,7 @@ def test_one_try_is_caught_by_the_watch_race_scenario():
     operation becomes completable *between* the first try and the watch.  A sequential history
     expresses that race with ``Watch(completes_on_retry=True)`` (spec/ops.py); the corpus scenario
     built on it catches the fixture: the call returns false, the reference returns true."""
-    from wheelspec.conformance.scenarios import load_corpus, run_scenario
+    from wheelspec.conformance.check.corpus import load_corpus, run_scenario
 
     sc = next(s for s in load_corpus() if s.name == "purgatory/second-try-completes-during-watch")
     adapter = broken.FACTORIES["one-try"]()
@@ -108,7 +108,7 @@ def test_one_try_is_not_observable_without_the_race():
     that flag cleared all pass; with it, they catch the fixture: see CAUGHT.)"""
     import dataclasses
 
-    from wheelspec.conformance.campaign import generate
+    from wheelspec.conformance.check.campaign import generate
     from wheelspec.spec import ops
 
     adapter = broken.FACTORIES["one-try"]()

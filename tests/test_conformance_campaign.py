@@ -10,10 +10,10 @@ import pytest
 from conftest import examples
 
 from wheelspec.conformance.adapters import reference_adapter, resolve
-from wheelspec.conformance.campaign import KINDS, generate, run_seed_range
-from wheelspec.conformance.judge import judge, oracle_failures, oracle_mode
-from wheelspec.conformance.protocol import Capabilities, Config, Response
-from wheelspec.conformance.runner import run_ops
+from wheelspec.conformance.check.campaign import KINDS, generate, run_seed_range
+from wheelspec.conformance.check.judge import judge, oracle_failures, oracle_mode
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response
+from wheelspec.conformance.check.runner import run_ops
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 

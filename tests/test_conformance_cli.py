@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.scenarios import corpus_dir
+from wheelspec.conformance.check.corpus import corpus_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters import resolve
-from wheelspec.conformance.errors import UserError
-from wheelspec.conformance.scenarios import corpus_dir, load, load_corpus, run_scenario, scenario_from_dict
+from wheelspec.spec.errors import UserError
+from wheelspec.conformance.check.corpus import corpus_dir, load, load_corpus, run_scenario, scenario_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = load_corpus()

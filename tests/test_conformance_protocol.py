@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters import reference_adapter
-from wheelspec.conformance.protocol import (Capabilities, Config, ProtocolError, decode_response,
+from wheelspec.conformance.adapters.protocol import (Capabilities, Config, ProtocolError, decode_response,
                                             result_event)
-from wheelspec.conformance.serve import serve
+from wheelspec.conformance.adapters.serve import serve
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 
@@ -125,4 +125,4 @@ def test_protocol_page_timer_session_is_what_the_js_adapter_says():
 def test_protocol_page_purgatory_session_is_what_the_reference_says():
     prefix = ['{"id":0,"type":"hello","protocol":1}',
               '{"id":1,"type":"reset","config":{"tick_ms":1,"wheel_size":20,"start_ms":0,"purge_interval":1000}}']
-    _replay_session(_sessions()[1], [sys.executable, "-m", "wheelspec.conformance.serve", "reference"], prefix)
+    _replay_session(_sessions()[1], [sys.executable, "-m", "wheelspec.conformance.adapters.serve", "reference"], prefix)

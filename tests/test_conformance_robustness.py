@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from wheelspec.conformance.campaign import run_seed_range
+from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.subprocess_adapter import AdapterError, SubprocessAdapter
+from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, SubprocessAdapter
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = str(ROOT / "tests" / "fixtures" / "bad_adapter.py")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.trace import read_trace, table_to_histories
+from wheelspec.conformance.traces.format import read_trace, table_to_histories
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

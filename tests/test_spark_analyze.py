@@ -14,12 +14,12 @@ import pyarrow.parquet as pq
 from test_trace_analyze import _fixed_schedule, checker_props, mutate, run_info
 from test_trace_roundtrip import run_reference
 
-from wheelspec.conformance.analyze import analyze
-from wheelspec.conformance.analyze_local import analyze_table
-from wheelspec.conformance.analyze_spark import analyze_dataframe, load
-from wheelspec.conformance.errors import UserError
-from wheelspec.conformance.trace import history_rows, read_trace, rows_to_table, write_trace
-from wheelspec.conformance.trace_synth import synthetic_trace
+from wheelspec.conformance.traces.analyze import analyze
+from wheelspec.conformance.traces.local import analyze_table
+from wheelspec.conformance.traces.spark import analyze_dataframe, load
+from wheelspec.spec.errors import UserError
+from wheelspec.conformance.traces.format import history_rows, read_trace, rows_to_table, write_trace
+from wheelspec.conformance.traces.synth import synthetic_trace
 
 
 # Spark's start-up and first jobs take 20-120 s on a loaded 2-core machine: a longer limit, not a skip.

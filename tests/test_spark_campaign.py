@@ -9,7 +9,7 @@ import json
 import pytest
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.spark_campaign import (collect_verdicts, execute, failure_classes,
+from wheelspec.conformance.traces.spark_campaign import (collect_verdicts, execute, failure_classes,
                                                   failure_classes_spark, pending_tasks)
 
 BROKEN = "tests.fixtures.broken:fires_twice"

@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 from conftest import examples
 
-from wheelspec.conformance.adapters_asyncio import AsyncioAdapter, adapter_coarse
-from wheelspec.conformance.adapters_asyncio import adapter as asyncio_adapter
-from wheelspec.conformance.adapters_sched import SchedAdapter
-from wheelspec.conformance.adapters_sched import adapter as sched_adapter
-from wheelspec.conformance.adapters_twisted import adapter as twisted_adapter
-from wheelspec.conformance.campaign import generate, run_seed_range
-from wheelspec.conformance.judge import judge
-from wheelspec.conformance.matrix import probes
-from wheelspec.conformance.protocol import Config
-from wheelspec.conformance.runner import run_ops
-from wheelspec.conformance.scenarios import load_corpus, run_scenario
+from wheelspec.conformance.adapters.asyncio_loop import AsyncioAdapter, adapter_coarse
+from wheelspec.conformance.adapters.asyncio_loop import adapter as asyncio_adapter
+from wheelspec.conformance.adapters.stdlib_sched import SchedAdapter
+from wheelspec.conformance.adapters.stdlib_sched import adapter as sched_adapter
+from wheelspec.conformance.adapters.twisted_clock import adapter as twisted_adapter
+from wheelspec.conformance.check.campaign import generate, run_seed_range
+from wheelspec.conformance.check.judge import judge
+from wheelspec.conformance.matrix.matrix import probes
+from wheelspec.conformance.adapters.protocol import Config
+from wheelspec.conformance.check.runner import run_ops
+from wheelspec.conformance.check.corpus import load_corpus, run_scenario
 from wheelspec.spec import ops
 
 FACTORIES = {"sched": sched_adapter, "twisted": twisted_adapter, "asyncio": asyncio_adapter}

@@ -1,5 +1,5 @@
 """`wheelspec matrix`: the virtual-time part of the matrix is deterministic, so a fresh run must
-reproduce the committed docs/matrix.json cell for cell (real-time rows are noise-prone and are
+reproduce the committed docs/results/matrix.json cell for cell (real-time rows are noise-prone and are
 covered by test_thirdparty_realtime.py)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.matrix import COLUMNS, VIRTUAL, virtual_row
+from wheelspec.conformance.matrix.matrix import COLUMNS, VIRTUAL, virtual_row
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMITTED = json.loads((ROOT / "docs" / "matrix.json").read_text())
+COMMITTED = json.loads((ROOT / "docs" / "results" / "matrix.json").read_text())
 
 
 def _committed(name):
@@ -55,8 +55,8 @@ def test_matrix_command_small_run_and_usage_errors(tmp_path, capsys):
     assert "stdlib-sched" in out and "huge delay" in out
     md = (tmp_path / "MATRIX.md").read_text()
     assert "| stdlib-sched | virtual | strict |" in md and "saved `" in md
-    assert "<table>" in (tmp_path / "matrix.html").read_text()
-    assert list((tmp_path / "counterexamples" / "stdlib-sched").glob("*.json"))
+    assert "<table>" in (tmp_path / "results" / "matrix.html").read_text()
+    assert list((tmp_path / "results" / "counterexamples" / "stdlib-sched").glob("*.json"))
     assert main(["matrix", "--impls", "nope"]) == 2
     assert main(["matrix", "--schedules", "0"]) == 2
     err = capsys.readouterr().err

@@ -14,7 +14,7 @@ import pytest
 
 from wheelspec.conformance import realtime as rt
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.errors import UserError
+from wheelspec.spec.errors import UserError
 
 
 def _sched(ops, run_ms=200):
@@ -142,7 +142,7 @@ def test_broken_realtime_adapter_is_caught_saved_and_replayed(tmp_path, capsys):
 
 
 def test_realtime_adapter_that_declares_virtual_time_is_refused(capsys):
-    impl = f"cmd:{sys.executable} -m wheelspec.conformance.serve reference"
+    impl = f"cmd:{sys.executable} -m wheelspec.conformance.adapters.serve reference"
     assert main(["realtime", "--impl", impl]) == 2
     assert "declares virtual time" in capsys.readouterr().err
 

@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_trace_roundtrip import run_reference, schedules
 
-from wheelspec.conformance.analyze_local import analyze_table
-from wheelspec.conformance.analyze_rules import PROPERTIES
+from wheelspec.conformance.traces.local import analyze_table
+from wheelspec.conformance.traces.rules import PROPERTIES
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.trace import history_rows, history_to_table, rows_to_table, write_trace
-from wheelspec.conformance.trace_synth import synthetic_trace
+from wheelspec.conformance.traces.format import history_rows, history_to_table, rows_to_table, write_trace
+from wheelspec.conformance.traces.synth import synthetic_trace
 from wheelspec.spec.checker import check_history
 from wheelspec.spec.profiles import profile
 

@@ -1,0 +1,120 @@
+"""The in-process adapter interface: what an implementation offers the runner, and the wrapper
+that makes any simulation-shaped engine an adapter.
+
+An :class:`Adapter` is the in-process twin of protocol v1 (``docs/PROTOCOL.md``): ``hello`` is
+the handshake, ``reset`` starts a fresh instance, ``request`` executes one operation of
+:mod:`wheelspec.spec.ops` and returns the events it caused and its result.  The subprocess
+adapter (:mod:`.subprocess_adapter`) implements the same interface over a pipe, so the runner
+cannot tell them apart.
+
+Any object with the shape of :class:`wheelspec.reference.Simulation` (``apply(op)``, ``history``,
+``now``) becomes an adapter through :class:`SimulationAdapter`; that is how the reference and the
+optimized engine are offered, in-process and (through :mod:`.serve`) as subprocesses.
+
+:func:`.resolve.resolve` turns an ``--impl`` string into an adapter factory; :mod:`.engines`
+offers wheelspec's own engines.
+
+An in-process adapter runs in the runner's own thread, so nothing can interrupt it if it loops
+forever (compiled code especially): the per-request timeout and the crash handling exist only on
+the subprocess path.  Check untrusted or experimental implementations through ``cmd:`` (Python ones
+with ``python -m wheelspec.conformance.adapters.serve package.module:factory``), or under pytest-timeout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+from wheelspec.spec import ops
+from wheelspec.spec.limits import RangeError
+
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, result_of_event
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What the runner needs of an implementation (in-process form of protocol v1)."""
+
+    def hello(self) -> Hello:
+        """Name and capabilities (the handshake)."""
+        ...
+
+    def reset(self, config: Config) -> None:
+        """Discard all state; a fresh, empty instance whose virtual clock reads ``config.start_ms``."""
+        ...
+
+    def request(self, op: ops.Op) -> Response:
+        """Execute ``op``; return the events it caused (Fire, Complete, Expire, Purge, in order),
+        its result and the clock reading after it, or an error (never raise for a refused op)."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+def error_of(exc: BaseException) -> tuple[str, str]:
+    """Map an exception raised by a Python implementation to a protocol error (type, message)."""
+    if isinstance(exc, RangeError):
+        return "range", str(exc)
+    if isinstance(exc, KeyError):
+        return "unknown-id", str(exc.args[0]) if exc.args else "unknown id"
+    if isinstance(exc, TypeError):
+        return "type", str(exc)
+    if isinstance(exc, NotImplementedError):
+        return "unsupported", str(exc) or "not implemented"
+    if isinstance(exc, ValueError):
+        return "invalid", str(exc)
+    return "internal", f"{type(exc).__name__}: {exc}"
+
+
+class SimulationAdapter:
+    """Adapts a simulation-shaped engine: ``factory(tick_ms=, wheel_size=, start_ms=,
+    purge_interval=)`` returns an object with ``apply(op)``, ``history`` (a list-like of events,
+    appended as they happen) and ``now``.
+
+    The events a request caused are the history's new entries minus the last one, which is the
+    request's own result event (the ordering rule of :mod:`wheelspec.spec.events`)."""
+
+    def __init__(self, factory: Callable[..., Any], name: str, capabilities: Capabilities,
+                 version: str = "") -> None:
+        self._factory = factory
+        self._hello = Hello(name, capabilities, version)
+        self._sim: Any = None
+
+    def hello(self) -> Hello:
+        return self._hello
+
+    def reset(self, config: Config) -> None:
+        self.close()
+        cfg = self._hello.capabilities.effective(config)
+        self._sim = self._factory(tick_ms=cfg.tick_ms, wheel_size=cfg.wheel_size, start_ms=cfg.start_ms,
+                                  purge_interval=cfg.purge_interval)
+
+    def request(self, op: ops.Op) -> Response:
+        sim = self._sim
+        if sim is None:
+            raise RuntimeError("request before reset")
+        if not self._hello.capabilities.supports(op):
+            return Response(error=("unsupported", f"{op.kind} is not offered by {self._hello.name}"))
+        hist = sim.history
+        before = len(hist)
+        try:
+            sim.apply(op)
+        except Exception as exc:  # a refused request is an answer, not a crash
+            events = getattr(hist, "events", hist)
+            del events[before:]  # whatever a refused request logged is not part of the run
+            return Response(now=sim.now, error=error_of(exc))
+        new = list(hist[before:]) if not hasattr(hist, "events") else hist.events[before:]
+        if not new:
+            return Response(now=sim.now, error=("internal", f"{op.kind} recorded no result event"))
+        return Response(sim.now, list(new[:-1]), result_of_event(new[-1]))
+
+    def close(self) -> None:
+        if self._sim is not None:
+            close = getattr(self._sim, "close", None)
+            if close is not None:
+                close()
+            self._sim = None
+
+
+ALL_CONFIGURABLE = ("tick_ms", "wheel_size", "start_ms", "purge_interval")

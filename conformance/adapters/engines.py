@@ -1,0 +1,44 @@
+"""wheelspec's own engines (the reference, its MockTimer profile, the optimized engine) as adapters,
+in-process and as the command line that serves them over the subprocess protocol.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+from wheelspec.spec.errors import UserError
+from wheelspec.conformance.adapters.protocol import Capabilities
+
+from wheelspec.conformance.adapters.base import ALL_CONFIGURABLE, SimulationAdapter
+
+
+def reference_adapter(profile: str = "kafka") -> SimulationAdapter:
+    """The reference model (Kafka's SystemTimer and purgatory; ``strict-gt``: Kafka's MockTimer)."""
+    from wheelspec import __version__
+    from wheelspec.reference import Simulation
+
+    def factory(**cfg: int) -> Any:
+        return Simulation(profile=profile, **cfg)
+
+    name = "reference" if profile == "kafka" else f"reference-{profile}"
+    caps = Capabilities(timer=True, purgatory=True, time="virtual", profile=profile,
+                        configurable=ALL_CONFIGURABLE if profile == "kafka" else ("start_ms", "purge_interval"))
+    return SimulationAdapter(factory, name, caps, __version__)
+
+
+def optimized_adapter() -> SimulationAdapter:
+    """The numba engine (``wheelspec.optimized.Simulation``); raises UserError if unavailable."""
+    from wheelspec import __version__
+
+    try:
+        from wheelspec.optimized import Simulation
+    except ImportError as e:
+        raise UserError(f"implementation 'optimized' is unavailable: wheelspec.optimized.Simulation "
+                        f"cannot be imported ({e})") from None
+    caps = Capabilities(timer=True, purgatory=True, time="virtual", profile="kafka", configurable=ALL_CONFIGURABLE)
+    return SimulationAdapter(Simulation, "optimized", caps, __version__)
+
+
+def serve_command(engine: str) -> list[str]:
+    """The command line that serves one of our engines over protocol v1."""
+    return [sys.executable, "-m", "wheelspec.conformance.adapters.serve", engine]

@@ -1,0 +1,93 @@
+"""The adapter's side of protocol v1, for Python implementations: serve any in-process
+:class:`~wheelspec.conformance.adapters.base.Adapter` on stdin/stdout.
+
+``python -m wheelspec.conformance.adapters.serve reference`` (or ``optimized``, ``reference-mock``, or
+``package.module:factory``) is the subprocess entry point of our own engines; the runner reaches
+them with ``--impl reference-subprocess`` / ``optimized-subprocess``.  Diagnostics go to stderr;
+stdout carries protocol lines only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from wheelspec.spec import ops
+
+from wheelspec.conformance.adapters.protocol import PROTOCOL_VERSION, Config, Response
+
+
+def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Answer requests until ``bye`` or end of input; returns the exit code."""
+
+    def send(msg: dict[str, Any]) -> None:
+        stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+        stdout.flush()
+
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+            rid = req["id"]
+            kind = req["type"]
+        except (ValueError, KeyError, TypeError):
+            send({"id": None, "ok": False, "error": {"type": "invalid", "message": f"bad request line {line[:200]!r}"}})
+            continue
+        try:
+            if kind == "hello":
+                h = adapter.hello()
+                send({"id": rid, "ok": True, "protocol": PROTOCOL_VERSION, "name": h.name, "version": h.version,
+                      "capabilities": h.capabilities.to_dict()})
+            elif kind == "reset":
+                adapter.reset(Config.from_dict(req.get("config", {})))
+                send({"id": rid, "ok": True})
+            elif kind == "op":
+                resp: Response = adapter.request(ops.op_from_dict(req["op"]))
+                send(resp.to_wire(rid))
+            elif kind == "bye":
+                send({"id": rid, "ok": True})
+                break
+            else:
+                send({"id": rid, "ok": False, "error": {"type": "invalid", "message": f"unknown request type {kind!r}"}})
+        except (ValueError, TypeError, KeyError) as e:
+            send({"id": rid, "ok": False, "error": {"type": "invalid", "message": str(e)}})
+    adapter.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from wheelspec.conformance.adapters.engines import optimized_adapter, reference_adapter
+    from wheelspec.conformance.adapters.resolve import adapter_from_factory
+    from wheelspec.spec.errors import UserError
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m wheelspec.conformance.adapters.serve reference|reference-mock|optimized|module:factory",
+              file=sys.stderr)
+        return 2
+    name = args[0]
+    try:
+        if name == "reference":
+            adapter = reference_adapter("kafka")
+        elif name == "reference-mock":
+            adapter = reference_adapter("strict-gt")
+        elif name == "optimized":
+            adapter = optimized_adapter()
+        elif ":" in name:
+            import importlib
+
+            mod, _, attr = name.partition(":")
+            adapter = adapter_from_factory(getattr(importlib.import_module(mod), attr), name)
+        else:
+            print(f"serve: unknown engine {name!r}", file=sys.stderr)
+            return 2
+    except (UserError, ImportError, AttributeError) as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return 2
+    return serve(adapter)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,205 @@
+"""Judge a run: by the profile the implementation claims, against an oracle, and against a
+scenario's expected outcomes.
+
+Three independent judgements, all reported as :class:`Failure` (property, operation index,
+one-line message):
+
+1. **Profile** -- the history checker (:func:`wheelspec.spec.checker.check_history`) under the
+   claimed profile (``kafka`` with the implementation's tick, ``strict``, ``strict-gt``).
+2. **Oracle** (differential) -- the same operations run on the reference:
+
+   * an implementation claiming ``kafka`` with a tick and a wheel size is a Kafka-faithful wheel:
+     it must produce *identical* events, request by request, to the reference configured alike
+     (including the order of fires inside one advance);
+   * ``strict-gt`` is Kafka's MockTimer, whose order among equal expirations is unspecified: per
+     request, the same result and the same *multiset* of caused events as the reference's MockTimer;
+   * otherwise (``strict``, or ``kafka`` without a wheel) no engine pins the order or the moment a
+     delay <= 0 task runs, so the oracle compares only which requests are refused (a refusal of a
+     valid request, or acceptance of one outside wheelspec's ranges, is a failure) and leaves the
+     rest to the profile's rules.
+3. **Expectations** -- a scenario's per-step expected outcomes (:mod:`.scenarios`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from wheelspec.spec import events as ev
+from wheelspec.spec import ops
+from wheelspec.spec.profiles import Profile, profile
+
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response, json_short
+from wheelspec.conformance.check.runner import Run, run_ops
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """One finding: ``prop`` names the property, ``step`` the operation index (or None)."""
+
+    prop: str
+    step: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prop": self.prop, "step": self.step, "message": self.message}
+
+
+def claimed_profile(caps: Capabilities, config: Config) -> Profile:
+    eff = caps.effective(config)
+    return profile(caps.profile, tick=eff.tick_ms if caps.profile == "kafka" else 1)
+
+
+# ----------------------------------------------------------------- 1. profile ------------------
+def profile_failures(run: Run, prof: Profile) -> list[Failure]:
+    """The history checker under ``prof``; violations mapped back to operations."""
+    from wheelspec.spec.checker import check_history  # the one line that picks the checker
+
+    verdict = check_history(run.history, prof, stop_at_first=False)
+    out = []
+    for v in verdict.violations:
+        idx = [i for i in v.indices if 0 <= i < len(run.event_step)]
+        step = max(run.event_step[i] for i in idx) if idx else None
+        out.append(Failure(v.prop, step, v.message))
+    return out
+
+
+# ------------------------------------------------------------------ 2. oracle ------------------
+def oracle_mode(caps: Capabilities) -> str:
+    """``exact`` | ``multiset`` | ``refusals``: how the oracle comparison works (module doc)."""
+    if caps.is_wheel():
+        return "exact"
+    if caps.profile == "strict-gt":
+        return "multiset"
+    return "refusals"
+
+
+def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op]) -> Run:
+    from wheelspec.conformance.adapters import reference_adapter
+
+    mode = oracle_mode(caps)
+    ref = reference_adapter("strict-gt" if mode == "multiset" else "kafka")
+    eff = caps.effective(config)
+    try:
+        return run_ops(ref, eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval), operations)
+    finally:
+        ref.close()
+
+
+def _show_step(i: int, op: ops.Op) -> str:
+    d = op.to_dict()
+    kind = d.pop("kind")
+    return f"op {i} {kind}({', '.join(f'{k}={json_short(v)}' for k, v in d.items())})"
+
+
+def _show_resp(r: Response) -> str:
+    if r.error is not None:
+        return f"error {r.error[0]} ({r.error[1][:80]})"
+    evs = ", ".join(_event_str(e) for e in r.events)
+    return f"[{evs}] result {json_short(r.result)}"
+
+
+def _event_str(e: ev.Event) -> str:
+    d = e.to_dict()
+    kind = d.pop("kind")
+    return f"{kind}({', '.join(f'{k}={json_short(v)}' for k, v in d.items())})"
+
+
+def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Failure]:
+    """The first request where ``run`` and the oracle disagree (later ones follow from it)."""
+    for i, (got, want) in enumerate(zip(run.steps, oracle.steps)):
+        g, w = got.response, want.response
+        if (g.error is None) != (w.error is None):
+            if w.error is None:
+                return [Failure("refused-valid", i, f"{_show_step(i, got.op)} was refused ({_show_resp(g)}); "
+                                                    f"the reference accepts it: {_show_resp(w)}")]
+            return [Failure("accepted-invalid", i, f"{_show_step(i, got.op)} was accepted ({_show_resp(g)}); "
+                                                   f"the reference refuses it: {_show_resp(w)}")]
+        if g.error is not None or mode == "refusals":
+            continue
+        if mode == "exact":
+            same = g.events == w.events and g.result == w.result and g.now == w.now
+        else:
+            same = (Counter(g.events) == Counter(w.events) and g.result == w.result and g.now == w.now)
+        if not same:
+            what = "events differ from" if mode == "exact" else "events (as a multiset) differ from"
+            return [Failure("oracle", i, f"{_show_step(i, got.op)}: {what} the reference's: got {_show_resp(g)}, "
+                                         f"reference {_show_resp(w)}")]
+    return []
+
+
+# ------------------------------------------------------------- 3. expectations ------------------
+EXPECT_KEYS = ("result", "error", "fired", "fired_set", "completed", "expired", "purged", "now")
+
+
+def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None]) -> list[Failure]:
+    """Check per-step expectations (see :mod:`.scenarios` for the keys)."""
+    out: list[Failure] = []
+    for i, (step, exp) in enumerate(zip(run.steps, expects)):
+        if not exp:
+            continue
+        r = step.response
+        where = _show_step(i, step.op)
+        if "error" in exp:
+            want = exp["error"]
+            if r.error is None or (want is not True and r.error[0] != want):
+                out.append(Failure("expected", i, f"{where}: expected an error {want!r}, got {_show_resp(r)}"))
+            continue
+        if r.error is not None:
+            out.append(Failure("expected", i, f"{where}: expected success, got {_show_resp(r)}"))
+            continue
+        got: dict[str, Any] = {
+            "result": list(r.result) if isinstance(r.result, tuple) else r.result,
+            "fired": [e.task for e in r.events if isinstance(e, ev.Fire)],
+            "completed": [[e.op, e.via] for e in r.events if isinstance(e, ev.Complete)],
+            "expired": [e.op for e in r.events if isinstance(e, ev.Expire)],
+            "purged": next((e.purged for e in r.events if isinstance(e, ev.Purge)), None),
+            "now": r.now,
+        }
+        got["fired_set"] = sorted(got["fired"])
+        for key in EXPECT_KEYS:
+            if key not in exp or key == "error":
+                continue
+            want = exp[key]
+            if key == "fired_set":
+                want = sorted(want)
+            if got[key] != want:
+                out.append(Failure("expected", i, f"{where}: expected {key} {json_short(want)}, "
+                                                  f"got {json_short(got[key])}"))
+    return out
+
+
+# ------------------------------------------------------------------ together -------------------
+def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | None] | None = None,
+          oracle: Run | None = None) -> list[Failure]:
+    """All findings for ``run``: profile, oracle (computed if not given), expectations."""
+    prof = claimed_profile(caps, run.config)
+    failures = profile_failures(run, prof)
+    if oracle is None:
+        oracle = oracle_run(caps, run.config, [s.op for s in run.steps])
+    failures += oracle_failures(run, oracle, oracle_mode(caps))
+    if expects is not None:
+        failures += expectation_failures(run, expects)
+    return failures
+
+
+Judge = Callable[[Run], list[Failure]]
+
+#: runner-level properties, after the checker's (a semantic symptom explains more than a diff)
+RUNNER_PROPS = ("expected", "refused-valid", "accepted-invalid", "oracle")
+
+
+def primary(failures: Sequence[Failure]) -> Failure:
+    """The failure a counterexample is shrunk for: the most specific symptom.  The checker's
+    properties come first, in the checker's order (early fire, double fire, fire after cancel,
+    lost task, ... before size), ``well-formed`` after them, the oracle's diff last."""
+    from wheelspec.spec.checker import PROPERTIES
+
+    order = [p for p in PROPERTIES if p != "well-formed"] + ["well-formed", *RUNNER_PROPS]
+
+    def rank(f: Failure) -> int:
+        return order.index(f.prop) if f.prop in order else len(order)
+
+    return min(failures, key=rank)

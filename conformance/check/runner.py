@@ -1,0 +1,65 @@
+"""Drive an adapter through a sequence of operations and record what happened.
+
+A :class:`Run` is the raw material every judgement works on: one :class:`Step` per operation
+(the operation and the adapter's response) and the :class:`~wheelspec.spec.history.History` they
+add up to (per request: the events it caused, then its result event).  ``event_step`` maps each
+event back to the operation that produced it, so a violation found in the history can be
+reported, and shrunk, in terms of operations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from wheelspec.spec import ops
+from wheelspec.spec.history import History
+
+from wheelspec.conformance.adapters.protocol import Config, Response, result_event
+from wheelspec.conformance.adapters.subprocess_adapter import AdapterError
+
+
+@dataclasses.dataclass
+class Step:
+    op: ops.Op
+    response: Response
+
+
+@dataclasses.dataclass
+class Run:
+    config: Config
+    steps: list[Step]
+    history: History
+    #: event index -> index of the step (operation) whose request produced it
+    event_step: list[int]
+
+    @property
+    def ops_count(self) -> int:
+        return len(self.steps)
+
+
+def run_ops(adapter: object, config: Config, operations: Sequence[ops.Op]) -> Run:
+    """Reset ``adapter`` to ``config`` and execute ``operations`` in order.
+
+    A refused operation (error response) adds no events.  An in-process adapter that raises
+    instead of answering is recorded as an ``internal`` error: the runner judges it, it does not
+    crash on it.  Protocol breakage of a subprocess (:class:`AdapterError`) propagates."""
+    adapter.reset(config)  # type: ignore[attr-defined]
+    history = History()
+    event_step: list[int] = []
+    steps: list[Step] = []
+    for i, op in enumerate(operations):
+        try:
+            resp = adapter.request(op)  # type: ignore[attr-defined]
+        except AdapterError:
+            raise
+        except Exception as e:  # noqa: BLE001 - an in-process implementation's bug is a finding
+            resp = Response(error=("internal", f"raised {type(e).__name__}: {e}"))
+        steps.append(Step(op, resp))
+        if resp.error is None:
+            for e in resp.events:
+                history(e)
+                event_step.append(i)
+            history(result_event(op, resp.now, resp.result))
+            event_step.append(i)
+    return Run(config, steps, history, event_step)

@@ -1,0 +1,152 @@
+"""Shrink a failing schedule to a minimal one that still fails the same way.
+
+Hypothesis-style, but over our own data (operations) so that it is deterministic and works for
+any adapter, in-process or subprocess.  A candidate is kept iff running it (fresh ``reset``)
+still produces a failure of the *same property*; passes, repeated until nothing changes:
+
+1. delete chunks of operations (halving chunk sizes down to single operations: delta debugging);
+2. make values simpler: delays and timeouts toward 0 (0, then halving, then minus one), advance
+   targets toward the previous clock reading, watch key lists shorter;
+3. rename task and operation ids to 0, 1, 2, ... in order of first use;
+4. move the start time toward 0 (shifting every advance target by the same amount).
+
+The result is 1-minimal for deletions: removing any single operation makes the failure go away.
+A budget bounds the number of runs so that shrinking a pathological schedule cannot run away.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from wheelspec.spec import ops
+
+from wheelspec.conformance.check.judge import Failure
+from wheelspec.conformance.adapters.protocol import Capabilities, Config
+
+BUDGET = 3000
+
+
+class _Oracle:
+    def __init__(self, adapter: Any, caps: Capabilities, prop: str) -> None:
+        self.adapter, self.caps, self.prop = adapter, caps, prop
+        self.runs = 0
+        self.last: list[Failure] = []
+
+    def fails(self, cfg: Config, schedule: list[ops.Op]) -> bool:
+        from wheelspec.conformance.check.campaign import judge_schedule
+
+        if self.runs >= BUDGET:
+            return False
+        self.runs += 1
+        failures = judge_schedule(self.adapter, self.caps, cfg, schedule)
+        same = [f for f in failures if f.prop == self.prop]
+        if same:
+            self.last = same + [f for f in failures if f.prop != self.prop]
+            return True
+        return False
+
+
+def _delete_chunks(o: _Oracle, cfg: Config, s: list[ops.Op]) -> list[ops.Op]:
+    chunk = max(1, len(s) // 2)
+    while chunk >= 1:
+        i = 0
+        while i < len(s):
+            cand = s[:i] + s[i + chunk:]
+            if cand and o.fails(cfg, cand):
+                s = cand
+            else:
+                i += chunk
+        chunk //= 2
+    return s
+
+
+def _smaller_ints(v: int, floor: int = 0) -> list[int]:
+    """Candidates closer to ``floor`` than ``v``, closest first."""
+    d = v - floor
+    step = 1 if d > 0 else -1
+    out: list[int] = []
+    for c in (floor, floor + int(d / 2), v - step):
+        if d != 0 and abs(c - floor) < abs(d) and c not in out:
+            out.append(c)
+    return out
+
+
+def _simplify_values(o: _Oracle, cfg: Config, s: list[ops.Op]) -> list[ops.Op]:
+    for i in range(len(s)):
+        progress = True
+        while progress:
+            progress = False
+            op = s[i]
+            cands: list[ops.Op] = []
+            if isinstance(op, ops.AddTask):
+                cands = [dataclasses.replace(op, delay=d) for d in _smaller_ints(op.delay)]
+            elif isinstance(op, ops.Watch):
+                cands = [dataclasses.replace(op, delay=d) for d in _smaller_ints(op.delay)]
+                if len(op.keys) > 1:
+                    cands += [dataclasses.replace(op, keys=op.keys[:j] + op.keys[j + 1:]) for j in range(len(op.keys))]
+                if op.completable:
+                    cands.append(dataclasses.replace(op, completable=False))
+            elif isinstance(op, ops.AdvanceTo):
+                prev = max([x.time for x in s[:i] if isinstance(x, ops.AdvanceTo)] + [cfg.start_ms])
+                cands = [dataclasses.replace(op, time=t) for t in _smaller_ints(op.time, prev)]
+            for c in cands:
+                cand = s[:i] + [c] + s[i + 1:]
+                if o.fails(cfg, cand):
+                    s, progress = cand, True
+                    break
+    return s
+
+
+def _renumber(o: _Oracle, cfg: Config, s: list[ops.Op]) -> list[ops.Op]:
+    tasks: dict[int, int] = {}
+    opids: dict[int, int] = {}
+    out = []
+    for op in s:
+        if isinstance(op, ops.AddTask | ops.CancelTask):
+            op = dataclasses.replace(op, task=tasks.setdefault(op.task, len(tasks)))
+        elif isinstance(op, ops.Watch | ops.SetCompletable | ops.ForceComplete):
+            op = dataclasses.replace(op, op=opids.setdefault(op.op, len(opids)))
+        out.append(op)
+    return out if out != s and o.fails(cfg, out) else s
+
+
+def _smaller_start(o: _Oracle, cfg: Config, s: list[ops.Op]) -> tuple[Config, list[ops.Op]]:
+    """Move the start time (and every advance target) down by a multiple of ``tick * wheel**L``:
+    such a shift keeps every bucket index of the levels below L, so the failure often survives.
+    Largest shift first (start 0), then finer alignments."""
+    if cfg.start_ms == 0:
+        return cfg, s
+    cands = [0]
+    span = cfg.tick_ms * cfg.wheel_size
+    while span < cfg.start_ms and len(cands) < 12:
+        cands.append(cfg.start_ms % span)
+        span *= cfg.wheel_size
+    cands = sorted(set(c for c in cands if c < cfg.start_ms))
+    for new in cands:
+        shift = cfg.start_ms - new
+        cfg2 = dataclasses.replace(cfg, start_ms=new)
+        s2 = [ops.AdvanceTo(op.time - shift) if isinstance(op, ops.AdvanceTo) else op for op in s]
+        if o.fails(cfg2, s2):
+            return cfg2, s2
+    return cfg, s
+
+
+def shrink_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op],
+                    prop: str) -> tuple[Config, list[ops.Op], list[Failure]]:
+    """Shrink ``schedule`` keeping a failure of property ``prop``; returns the smaller schedule
+    and its failures (the ones of ``prop`` first)."""
+    o = _Oracle(adapter, caps, prop)
+    s = list(schedule)
+    if not o.fails(cfg, s):  # flaky implementation: keep what we have, say so through the failures
+        return cfg, s, [Failure(prop, None, "the failure did not reproduce on a rerun (flaky implementation?)")]
+    while True:
+        before = (cfg, list(s))
+        s = _delete_chunks(o, cfg, s)
+        s = _simplify_values(o, cfg, s)
+        s = _renumber(o, cfg, s)
+        cfg, s = _smaller_start(o, cfg, s)
+        if (cfg, s) == before or o.runs >= BUDGET:
+            break
+    o.fails(cfg, s)  # leave o.last describing the final schedule
+    return cfg, s, o.last

@@ -1,0 +1,76 @@
+"""The ``wheelspec`` command: argument parsing and printing only.
+
+Each subcommand has a module in this package exposing ``configure_NAME(parser)`` and
+``run_NAME(args) -> int``; this file only routes.  The work lives in the stage packages
+(:mod:`..check`, :mod:`..traces`, :mod:`..realtime`, :mod:`..matrix`, :mod:`..concurrency`, and
+:mod:`wheelspec.benchmarks`), imported inside ``run_NAME`` so that building the parser imports no
+numba, z3, pyarrow or pyspark (``tests/test_cli_parser.py`` checks it).
+
+Exit codes: 0 success, 1 violations found (or an expected proof failed), 2 usage, configuration
+or adapter errors, 130 interrupted.  A :class:`~wheelspec.spec.errors.WheelspecError` that reaches
+this file is printed as one line with its ``exit_code``, never a traceback; an
+:class:`~wheelspec.spec.errors.InvariantError` is a bug in wheelspec and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from wheelspec.spec.errors import InvariantError, WheelspecError
+
+#: subcommand -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("wheelspec.conformance.cli.check", "run the scenario corpus and a random campaign against an implementation"),
+    "replay": ("wheelspec.conformance.cli.check", "rerun one scenario file (for example a saved counterexample)"),
+    "prove": ("wheelspec.conformance.cli.prove", "prove the wheel's lemmas and bounded invariants with Z3"),
+    "bench": ("wheelspec.conformance.cli.bench", "benchmark reference, optimized, heapq and sched side by side"),
+    "realtime": ("wheelspec.conformance.cli.realtime", "judge a real-time timer (Netty's HashedWheelTimer, a live asyncio loop) against the wall clock"),
+    "matrix": ("wheelspec.conformance.cli.matrix", "conformance matrix of third-party timers and our engines (terminal, Markdown, HTML)"),
+    "linearize": ("wheelspec.conformance.cli.linearize", "check a recorded concurrent history for linearizability"),
+    "races": ("wheelspec.conformance.cli.races", "find the known purgatory races in the deterministic simulation"),
+    "analyze": ("wheelspec.conformance.cli.analyze", "judge Parquet trace datasets with set-based queries (local pyarrow or Spark); HTML report"),
+    "campaign": ("wheelspec.conformance.cli.campaign", "random campaign split into seed ranges on Spark or a local pool; verdicts to Parquet, resumable"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from wheelspec import __version__
+
+    parser = argparse.ArgumentParser(prog="wheelspec", description="Executable, checkable semantics of "
+                                     "Kafka-style hierarchical timing wheels and purgatories.")
+    parser.add_argument("--version", action="version", version=f"wheelspec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.set_defaults(_module=module, _name=name)
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:  # a subcommand whose module is missing must say so, not vanish
+            p.set_defaults(_import_error=str(e))
+            continue
+        getattr(mod, f"configure_{name}")(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    if getattr(args, "_import_error", None):
+        print(f"wheelspec {args._name}: unavailable ({args._import_error})", file=sys.stderr)
+        return 2
+    mod = importlib.import_module(args._module)
+    try:
+        return int(getattr(mod, f"run_{args._name}")(args) or 0)
+    except InvariantError:
+        raise
+    except WheelspecError as e:
+        print(f"wheelspec {args._name}: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print(f"wheelspec {args._name}: interrupted", file=sys.stderr)
+        return 130

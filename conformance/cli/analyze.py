@@ -1,0 +1,93 @@
+"""``wheelspec analyze TRACES``: judge a trace dataset (:mod:`wheelspec.conformance.traces`) and print
+or write the result.
+
+Imported for every ``wheelspec`` invocation: pyarrow, numpy, matplotlib and pyspark are imported
+only inside :func:`run_analyze`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from wheelspec.conformance.traces.analyze import analyze
+from wheelspec.spec.errors import UserError
+
+
+def configure_analyze(p: argparse.ArgumentParser) -> None:
+    p.add_argument("traces", nargs="*", metavar="TRACE", help="Parquet trace files or directories (docs/TRACE_FORMAT.md)")
+    p.add_argument("--engine", choices=("local", "spark"), default="local",
+                   help="local: pyarrow + numpy in this process (no Java); spark: PySpark DataFrame jobs")
+    p.add_argument("--master", default=None, help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
+    p.add_argument("--driver-memory", default="4g", help="Spark driver memory (default 4g)")
+    p.add_argument("--out", metavar="DIR", help="write analysis.json, report.html and PNG plots here")
+    p.add_argument("--json", action="store_true", help="print the JSON result on stdout")
+    p.add_argument("--lateness-ms", type=int, default=None, help="also judge late-fire: fire - exp must be <= this")
+    p.add_argument("--max-rows", type=int, default=20, help="violating rows reported per property (default 20)")
+    p.add_argument("--synthetic", type=int, metavar="ROWS",
+                   help="analyze a seeded synthetic trace of about ROWS rows instead of TRACE files")
+    p.add_argument("--seed", type=int, default=0, help="seed of --synthetic")
+    p.add_argument("--plant", default="", help="with --synthetic: plant violations, comma list of early,double")
+    p.add_argument("--save-trace", metavar="PATH", help="with --synthetic: also write the trace to this Parquet file")
+
+
+def run_analyze(args: argparse.Namespace) -> int:
+    paths = list(args.traces)
+    if args.synthetic is not None:
+        if paths:
+            raise UserError("give either TRACE files or --synthetic ROWS, not both")
+        from wheelspec.conformance.traces.format import write_trace
+        from wheelspec.conformance.traces.synth import synthetic_trace
+
+        plant = {x.strip() for x in args.plant.split(",") if x.strip()}
+        unknown = plant - {"early", "double"}
+        if unknown:
+            raise UserError(f"--plant: unknown violation {sorted(unknown)[0]!r} (known: early, double)")
+        try:
+            table, planted = synthetic_trace(args.synthetic, seed=args.seed, plant_early="early" in plant,
+                                             plant_double="double" in plant)
+        except ValueError as e:
+            raise UserError(f"--synthetic: {e}") from None
+        target = Path(args.save_trace) if args.save_trace else Path(args.out or ".") / "synthetic-trace.parquet"
+        write_trace(table, target)
+        for p in planted:
+            print(f"planted {p.kind} fire: run {p.run} task {p.task} at {p.time} (exp {p.exp})", file=sys.stderr)
+        paths = [str(target)]
+    if not paths:
+        raise UserError("no trace given: pass Parquet files or directories, or --synthetic ROWS")
+    if args.max_rows < 0:
+        raise UserError(f"--max-rows must be >= 0, got {args.max_rows}")
+    result = analyze(paths, engine=args.engine, master=args.master, driver_memory=args.driver_memory,
+                     lateness_ms=args.lateness_ms, max_rows=args.max_rows)
+    if args.out:
+        from wheelspec.conformance.traces.html_report import write_report
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "analysis.json").write_text(json.dumps(result, indent=1) + "\n")
+        page = write_report(result, out)
+        print(f"wrote {out / 'analysis.json'}, {page} and PNG plots", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        _summary(result)
+    return 0 if result["ok"] else 1
+
+
+def _summary(result: dict[str, Any]) -> None:
+    started = f" (+ {result['session_seconds']} s to start Spark)" if "session_seconds" in result else ""
+    print(f"{result['rows']} rows, {result['runs']} runs, engine {result['engine']}, {result['seconds']} s{started}")
+    for p, v in result["properties"].items():
+        if not v.get("judged", True):
+            continue
+        mark = "ok  " if v["violations"] == 0 else "FAIL"
+        print(f"  {mark} {p:22} {v['violations']}")
+        for r in v["rows"][:5]:
+            print(f"         run {r['run']} seq {r['seq']}: {r['kind']} id={r['id']} time={r['time']} "
+                  f"deadline={r['deadline']}")
+    for g in result["lateness"][:12]:
+        print(f"  lateness {g['impl'] or '-'} level {g['level']} {g['profile']}: n={g['count']} p50={g['p50']} "
+              f"p99={g['p99']} max={g['max']} early={g['early']}")

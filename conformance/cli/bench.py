@@ -1,0 +1,184 @@
+"""``wheelspec bench``: reference, optimized (per-op and batch), ``heapq`` and ``sched`` side by side.
+
+This module only defines the command line; the work lives in :mod:`wheelspec.benchmarks`
+(workloads, baselines, drivers, measurement, report), imported inside :func:`run_bench` so that
+every other ``wheelspec`` command stays fast to start.
+
+Exit codes: 0 all cells measured or honestly skipped; 1 a run did not verify (an implementation
+fired the wrong tasks, left tasks pending, completed a request twice...); 2 bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from wheelspec.spec.errors import UserError
+
+IMPLS = ("reference", "optimized", "optimized-op", "optimized-batch", "heapq", "sched")
+WORKLOAD_NAMES = ("insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory")
+FULL_SIZES = "1e3,1e4,1e5,1e6,1e7"
+QUICK_SIZES = "1e3,1e4,1e5"
+
+
+def _size(text: str, what: str) -> int:
+    """``1000``, ``1e6``, ``10^7`` or ``1_000_000`` -> int, in [1, 2**31-1]."""
+    t = text.strip().replace("_", "")
+    try:
+        if "^" in t:
+            base, exp = t.split("^", 1)
+            v = float(int(base) ** int(exp))
+        else:
+            v = float(t)
+    except (ValueError, OverflowError):
+        raise UserError(f"{what}: {text!r} is not a size (write 1000, 1e6 or 10^7)") from None
+    if not math.isfinite(v) or v != int(v) or not 1 <= v <= 2**31 - 1:
+        raise UserError(f"{what}: {text!r} must be a whole number in [1, 2**31-1]")
+    return int(v)
+
+
+def _names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    out = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in out if x not in allowed]
+    if bad or not out:
+        raise UserError(f"{what}: unknown {', '.join(bad) or 'empty list'}; choose from {', '.join(allowed)}")
+    return list(dict.fromkeys(out))
+
+
+def configure_bench(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default=None, metavar="N,N,...",
+                        help=f"sizes N to run (default {FULL_SIZES}; with --quick {QUICK_SIZES})")
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes 1e3,1e4,1e5, at most 2 runs per cell, tracemalloc up to 1e4: a short check")
+    parser.add_argument("--workloads", default=",".join(WORKLOAD_NAMES), metavar="W,W,...",
+                        help=f"workloads (default all: {', '.join(WORKLOAD_NAMES)})")
+    parser.add_argument("--impls", default=",".join(IMPLS), metavar="I,I,...",
+                        help=f"implementations (default all: {', '.join(IMPLS)})")
+    parser.add_argument("--cap", action="append", default=[], metavar="IMPL=N",
+                        help="largest N for an implementation (default 1e6 for reference, optimized, "
+                             "optimized-op and sched; IMPL=none lifts a cap); repeatable")
+    parser.add_argument("--budget", type=float, default=180.0, metavar="SECONDS",
+                        help="skip a cell if one run of it, preparation included, is predicted from the previous size "
+                             "to take longer than this (default 180)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best reported (default 3)")
+    parser.add_argument("--curve-rounds", type=int, default=8, metavar="K",
+                        help="after the steady workload's sweep, K more rounds of one run per cell, round-robin "
+                             "over sizes, so that a slow spell of the machine cannot take all runs of one size "
+                             "(cells whose run takes over 5 s are left out; default 8, 0: none)")
+    parser.add_argument("--mem-max", default="1e5", metavar="N",
+                        help="largest N at which Python structures are traced with tracemalloc (default 1e5)")
+    parser.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
+    parser.add_argument("--tick", type=int, default=1, help="tick in ms for the wheels (default 1, Kafka's)")
+    parser.add_argument("--wheel-size", type=int, default=20, help="buckets per wheel (default 20, Kafka's)")
+    g = parser.add_argument_group("purgatory workload (Kafka's TestPurgatoryPerformance)")
+    g.add_argument("--rate", type=float, default=10_000.0, help="requests per second (default 10000)")
+    g.add_argument("--pct50", type=float, default=10.0, help="median completion latency, ms (default 10)")
+    g.add_argument("--pct75", type=float, default=50.0, help="75th percentile completion latency, ms (default 50)")
+    g.add_argument("--timeout", type=int, default=30_000, help="request timeout, ms (default 30000)")
+    g.add_argument("--keys", type=int, default=3, help="watch keys per request (default 3)")
+    g.add_argument("--key-space", type=int, default=100, help="possible keys (default 100)")
+    g.add_argument("--purge-interval", type=int, default=1000, help="purgatory purge interval (default 1000)")
+    g.add_argument("--keys-per-run", action="store_true",
+                   help="draw the keys once for the whole run, as Kafka's tool does (default: per request)")
+    parser.add_argument("--no-jit", action="store_true", help="skip the cold/warm JIT compile-time probe")
+    parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the tables as Markdown")
+    parser.add_argument("--plot", metavar="PATH", help="also plot ns/op against N (needs matplotlib)")
+
+
+def _caps(specs: list[str]) -> dict[str, int]:
+    from wheelspec.benchmarks.suite import default_caps
+
+    caps = default_caps()
+    for spec in specs:
+        impl, sep, value = spec.partition("=")
+        impl = impl.strip()
+        if not sep or impl not in IMPLS:
+            raise UserError(f"--cap {spec!r}: expected IMPL=N with IMPL one of {', '.join(IMPLS)}")
+        if value.strip().lower() == "none":
+            caps.pop(impl, None)
+        else:
+            caps[impl] = _size(value, f"--cap {impl}")
+    return caps
+
+
+def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Validate the command line into :class:`wheelspec.benchmarks.suite.Options` (UserError on
+    anything wrong, before any benchmark runs)."""
+    from wheelspec.benchmarks.drivers import TimerConfig
+    from wheelspec.benchmarks.suite import Options
+    from wheelspec.benchmarks.workloads import PurgatoryParams
+    from wheelspec.spec.limits import RangeError, check_tick, check_wheel_size
+
+    sizes_text = args.sizes if args.sizes is not None else (QUICK_SIZES if args.quick else FULL_SIZES)
+    sizes = sorted({_size(s, "--sizes") for s in sizes_text.split(",") if s.strip()})
+    if not sizes:
+        raise UserError("--sizes: no sizes given")
+    if args.repeat < 1 or args.repeat > 100:
+        raise UserError(f"--repeat {args.repeat}: must be in [1, 100]")
+    if args.curve_rounds < 0 or args.curve_rounds > 100:
+        raise UserError(f"--curve-rounds {args.curve_rounds}: must be in [0, 100]")
+    if not (args.budget > 0 and math.isfinite(args.budget)):
+        raise UserError(f"--budget {args.budget}: must be a positive number of seconds")
+    try:
+        timer = TimerConfig(check_tick(args.tick), check_wheel_size(args.wheel_size))
+    except (RangeError, TypeError) as e:
+        raise UserError(f"--tick/--wheel-size: {e}") from None
+    try:
+        purg = PurgatoryParams(rate=args.rate, pct50=args.pct50, pct75=args.pct75, timeout=args.timeout,
+                               keys=args.keys, key_space=args.key_space,
+                               purge_interval=args.purge_interval, keys_per_run=args.keys_per_run)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    return Options(
+        sizes=sizes,
+        workloads=_names(args.workloads, WORKLOAD_NAMES, "--workloads"),
+        impls=_names(args.impls, IMPLS, "--impls"),
+        caps=_caps(args.cap),
+        repeat=min(args.repeat, 2) if args.quick else args.repeat,
+        budget_s=args.budget,
+        mem_max=min(_size(args.mem_max, "--mem-max"), 10_000) if args.quick else _size(args.mem_max, "--mem-max"),
+        seed=args.seed,
+        timer=timer,
+        purgatory=purg,
+        jit=not args.no_jit,
+        curve_rounds=0 if args.quick else args.curve_rounds,
+    )
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    opts = options_from_args(args)
+    plt = None
+    if args.plot:
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise UserError("--plot needs matplotlib, which is not installed (pip install matplotlib)") from None
+    for path in (args.json, args.markdown, args.plot):
+        if path:
+            try:
+                with open(path, "a"):
+                    pass
+            except OSError as e:
+                raise UserError(f"cannot write {path}: {e.strerror}") from None
+
+    from rich.console import Console
+    from wheelspec.benchmarks import report, suite
+
+    err = Console(stderr=True)
+    argv = ["wheelspec", "bench"] + sys.argv[2:] if sys.argv[1:2] == ["bench"] else ["wheelspec bench (library call)"]
+    res = suite.run(opts, argv, progress=lambda s: err.print(f"[dim]{s}[/dim]"))
+    report.print_rich(res)
+    if args.json:
+        report.write_json(res, args.json)
+    if args.markdown:
+        report.write_markdown(res, args.markdown)
+    if args.plot:
+        report.write_plot(res, args.plot, plt)
+    bad = report.failed(res.cells)
+    for c in bad:
+        print(f"wheelspec bench: {c.workload} n={c.n} {c.impl}: {c.note}", file=sys.stderr)
+    return 1 if bad else 0

@@ -1,0 +1,78 @@
+"""``wheelspec linearize``: check a recorded concurrent history (or one recorded now from an
+implementation) for linearizability (:mod:`wheelspec.conformance.concurrency.linearizability`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from wheelspec.conformance.concurrency.linearizability import (
+    WHEELSPEC,
+    Operation,
+    check,
+    dumps,
+    loads,
+)
+
+
+def configure_linearize(parser: Any) -> None:
+    parser.add_argument("history", nargs="?", help="a recorded concurrent history, JSON lines (see "
+                        "wheelspec.conformance.concurrency.linearizability.dumps for the format)")
+    parser.add_argument("--impl", help="instead of a file: run client threads and a reaper against this "
+                        "implementation (as for `wheelspec check --impl`) and check what they saw")
+    parser.add_argument("--threads", type=int, default=4, help="client threads with --impl (default 4)")
+    parser.add_argument("--ops", type=int, default=2500, help="calls per client thread with --impl (default 2500)")
+    parser.add_argument("--keys", type=int, default=100, help="watch keys with --impl (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="workload seed with --impl (default 0)")
+    parser.add_argument("--save", help="with --impl: also write the recorded history to this file")
+    parser.add_argument("--max-states", type=int, default=5_000_000, help="search budget (default 5e6)")
+
+
+def run_linearize(args: Any) -> int:
+    from wheelspec.spec.errors import UserError
+
+    if (args.history is None) == (args.impl is None):
+        raise UserError("give either a history file or --impl IMPL (not both, not neither)")
+    if args.impl is not None:
+        history, where = _record_impl(args), f"--impl {args.impl}"
+        if args.save:
+            Path(args.save).write_text(dumps(history))
+    else:
+        path = Path(args.history)
+        if not path.is_file():
+            raise UserError(f"history file {path} does not exist")
+        history, where = loads(path.read_text(), str(path)), str(path)
+    try:
+        result = check(WHEELSPEC, history, max_states=args.max_states)
+    except TimeoutError as e:
+        raise UserError(f"{where}: {e} (raise --max-states)") from None
+    print(result.summary())
+    for w in result.windows:
+        print(w.render(WHEELSPEC))
+    return 0 if result.ok else 1
+
+
+def _record_impl(args: Any) -> list[Operation]:
+    """Several client threads and a reaper against one implementation; its answers recorded.
+    A subprocess speaks one request at a time, so the clients take turns on its connection."""
+    from wheelspec.conformance.adapters import resolve
+    from wheelspec.conformance.adapters.protocol import Config
+    from wheelspec.conformance.concurrency.hammer import Recorder, hammer
+    from wheelspec.spec.errors import UserError
+
+    for name in ("threads", "ops", "keys"):
+        if getattr(args, name) < 1:
+            raise UserError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    adapter = resolve(args.impl)()
+    try:
+        caps = adapter.hello().capabilities
+        if caps.time != "virtual":
+            raise UserError(f"--impl {args.impl}: needs a virtual-time implementation (it reports {caps.time!r})")
+        adapter.reset(Config())
+        rec = hammer(None, threads=args.threads, ops_per_thread=args.ops, keys=args.keys, seed=args.seed,
+                     recorder=Recorder.for_adapter(adapter), purgatory=caps.purgatory)
+    finally:
+        adapter.close()
+    print(f"recorded {len(rec.history)} calls from {args.threads} clients and a reaper on {args.impl}")
+    return rec.history

@@ -1,0 +1,104 @@
+"""``wheelspec prove``: run every lemma and bounded check, print a table, exit 0 only if all hold.
+
+Every universal lemma of :mod:`.lemmas` must be *proven*, every hazard lemma must yield its
+expected *counterexample*, and each transition-system configuration of :mod:`.bmc` must pass the
+bounded search and the induction.  ``--mutations`` additionally runs every lemma under the rule
+mutation that targets it and requires a counterexample (the proofs are not vacuous).
+
+This module is imported for every ``wheelspec`` invocation (the CLI builds all subparsers), so Z3
+is imported only inside :func:`run_prove`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from wheelspec.spec.errors import UserError
+
+
+def configure_prove(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", metavar="NAME", action="append", default=[],
+                        help="run only the lemma or check with this name (repeatable)")
+    parser.add_argument("--mutations", action="store_true",
+                        help="also break each lemma's rule and require a counterexample")
+    parser.add_argument("--no-bmc", action="store_true", help="skip the transition-system checks")
+    parser.add_argument("--timeout", type=int, default=20, metavar="SECONDS",
+                        help="per-query solver budget (default 20)")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="print every counterexample and trace, not only unexpected ones")
+
+
+def run_prove(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+    from wheelspec.spec import bmc, lemmas  # imports z3
+
+    if args.timeout < 1:
+        raise UserError(f"--timeout must be >= 1 second, got {args.timeout}")
+    known = {lm.name for lm in lemmas.LEMMAS} | {f"bmc-{c.tick}x{c.wheel_size}x{c.levels}" for c in bmc.CONFIGS} \
+        | {f"induction-{c.tick}x{c.wheel_size}x{c.levels}" for c in bmc.CONFIGS}
+    for name in args.only:
+        if name not in known:
+            raise UserError(f"--only {name!r}: no such lemma or check (known: {', '.join(sorted(known))})")
+
+    def wanted(name: str) -> bool:
+        return not args.only or name in args.only
+
+    # Piped output (CI logs) gets a wide table instead of rich's 80-column default.
+    console = Console(width=None if sys.stdout.isatty() else 170)
+    table = Table(title="wheelspec prove: lemmas and bounded checks (Z3 " + _z3_version() + ")")
+    for col, kw in (("name", {}), ("statement", {"overflow": "fold"}), ("result", {}), ("expected", {}),
+                    ("seconds", {"justify": "right"})):
+        table.add_column(col, **kw)
+    details: list[str] = []
+    failures = 0
+    t0 = time.perf_counter()
+    ms = args.timeout * 1000
+
+    def row(name: str, statement: str, result: str, expected: str, seconds: float, extra: list[str]) -> None:
+        nonlocal failures
+        ok = result == expected
+        failures += not ok
+        style = "green" if ok else "bold red"
+        table.add_row(name, statement, f"[{style}]{result}[/{style}]", expected, f"{seconds:.2f}")
+        if extra and (args.verbose or not ok):
+            details.append(f"{name} ({result}):")
+            details.extend("    " + x for x in extra)
+
+    for lm in lemmas.LEMMAS:
+        if not wanted(lm.name):
+            continue
+        o = lemmas.run_lemma(lm, timeout_ms=ms)
+        row(o.name, o.statement, o.result, o.expected, o.seconds,
+            [o.describe_counterexample()] if o.counterexample else ([o.reason] if o.reason else []))
+        if args.mutations and lm.mutation:
+            rules, what = lemmas.MUTATIONS[lm.mutation]
+            m = lemmas.run_lemma(lm, rules, timeout_ms=ms)
+            row(f"  {lm.name} / {lm.mutation}", f"mutated: {what}", m.result, "counterexample", m.seconds,
+                [m.describe_counterexample()] if m.counterexample else ([m.reason] if m.reason else []))
+    if not args.no_bmc:
+        for cfg in bmc.CONFIGS:
+            tag = f"{cfg.tick}x{cfg.wheel_size}x{cfg.levels}"
+            if wanted(f"bmc-{tag}"):
+                c = bmc.bmc(cfg, bmc.BMC_DEPTH, timeout_ms=ms * 3)
+                row(c.name, c.statement, c.result, c.expected, c.seconds, c.trace or ([c.reason] if c.reason else []))
+            if wanted(f"induction-{tag}"):
+                c = bmc.k_induction(cfg, timeout_ms=ms * 3)
+                row(c.name, c.statement, c.result, c.expected, c.seconds, c.trace or ([c.reason] if c.reason else []))
+    console.print(table)
+    for line in details:
+        console.print(line, markup=False, highlight=False)
+    total = time.perf_counter() - t0
+    verdict = "all hold" if not failures else f"{failures} unexpected result(s)"
+    console.print(f"{verdict}; {total:.1f} s in total", markup=False, highlight=False)
+    return 0 if not failures else 1
+
+
+def _z3_version() -> str:
+    import z3
+
+    v: Any = z3.get_version_string()
+    return str(v)

@@ -1,0 +1,79 @@
+"""``wheelspec realtime``: run real-time schedules against a wall-clock timer and print the verdicts
+(the schedules, adapters and judge are :mod:`wheelspec.conformance.realtime`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from wheelspec.conformance.realtime.realtime import (
+    DEFAULT_SLACK_MS,
+    RtReport,
+    generate,
+    load_schedule,
+    percentiles,
+    report_dict,
+    resolve,
+    run_schedules,
+)
+from wheelspec.spec.errors import UserError
+
+
+def configure_realtime(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--impl", default="netty", metavar="IMPL",
+                   help="netty (Java + libnetty-java), asyncio-live, or cmd:COMMAND speaking rt_run (default netty)")
+    p.add_argument("--runs", type=int, default=3, metavar="N", help="seeded schedules to run (default 3)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (default 0)")
+    p.add_argument("--tasks", type=int, default=150, metavar="N", help="tasks per schedule (default 150)")
+    p.add_argument("--tick", type=int, default=1, metavar="MS", help="tick asked of the timer (default 1)")
+    p.add_argument("--slack", type=int, default=DEFAULT_SLACK_MS, metavar="MS",
+                   help=f"late-bound allowance for a loaded machine (default {DEFAULT_SLACK_MS})")
+    p.add_argument("--schedule", metavar="FILE", help="replay one saved real-time schedule instead")
+    p.add_argument("--out", default="wheelspec-out/realtime", metavar="DIR", help="where failing schedules go")
+    p.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
+
+
+def run_realtime(args: argparse.Namespace) -> int:
+    """``wheelspec realtime``: exit 0 all properties hold, 1 a violation, 2 usage/adapter errors."""
+    for name in ("runs", "tasks", "tick"):
+        if getattr(args, name) < 1:
+            raise UserError(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.slack < 0:
+        raise UserError(f"--slack must be >= 0, got {args.slack}")
+    if args.schedule:
+        schedules = [load_schedule(args.schedule)]
+    else:
+        schedules = [generate(args.seed + k, tasks=args.tasks, tick_ms=args.tick, slack_ms=args.slack)
+                     for k in range(args.runs)]
+    adapter = resolve(args.impl)
+    try:
+        rep = run_schedules(adapter, schedules, slack_ms=args.slack, out_dir=args.out)
+    finally:
+        adapter.close()
+    print_report(rep)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report_dict(rep), indent=1))
+    return 0 if rep.ok else 1
+
+
+def print_report(rep: RtReport, file: Any = None) -> None:
+    from rich.console import Console
+
+    con = Console(file=file or sys.stdout)
+    late = percentiles(rep.lateness_us)
+    con.print(f"[bold]{rep.name}[/] ({rep.version}), profile {rep.profile}, resolution {rep.resolution_ms} ms: "
+              f"{len(rep.verdicts)} runs, {sum(v.fires for v in rep.verdicts)} fires")
+    if late.get("n"):
+        con.print(f"  lateness ms: p50 {late['p50']:.3f}  p99 {late['p99']:.3f}  max {late['max']:.3f}  "
+                  f"(min {late['min']:.3f}, n={late['n']})")
+    con.print("  " + "  ".join(f"{p}: {s}" for p, s in rep.prop_status().items()))
+    for v in rep.verdicts:
+        for f in v.failures[:5]:
+            con.print(f"  [red]FAIL[/] {v.schedule.name} [{f.prop}] {f.message}")
+    for c in rep.counterexamples:
+        con.print(f"  saved {c} (replay: wheelspec realtime --impl ... --schedule {c})", soft_wrap=True)
+    con.print("[green]PASS[/]" if rep.ok else "[red]FAIL[/]")

@@ -1,0 +1,420 @@
+"""``wheelspec matrix``: the conformance matrix -- implementations x properties -- of third-party
+timers (stdlib ``sched``, ``asyncio``, Twisted's ``Clock``, Netty's ``HashedWheelTimer``) and our
+own engines (reference, MockTimer profile, optimized), in the terminal (rich), as Markdown, as
+JSON and as an HTML page with a lateness plot.
+
+Virtual-time implementations are driven through the runner (:mod:`.runner`): the timer part of
+the scenario corpus, a seeded timer campaign, and four *probes* (small scenarios with pinned
+expectations, :func:`probes`): same-tick order, delay <= 0, huge delay, early bound at tick 10.
+Each run is judged by the profile the implementation claims (:func:`.judge.judge`) and its
+history is re-judged under every profile, which gives the "profiles satisfied" column.
+Real-time implementations run seeded wall-clock schedules (:mod:`.realtime`).
+
+Every failure is saved as a replayable file under ``--counterexamples`` (default
+``docs/results/counterexamples``): a scenario (``wheelspec replay FILE --impl ...``) or a real-time
+schedule (``wheelspec realtime --schedule FILE --impl ...``).  ``docs/MATRIX.md`` explains them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from wheelspec.spec.errors import UserError
+
+#: the matrix's property columns, in order
+COLUMNS = ("early bound", "late bound", "exactly once", "cancel respected", "same-tick order",
+           "delay <= 0", "huge delay")
+
+#: checker / runner property -> matrix column (``expected`` failures are mapped by scenario)
+PROP_COLUMN = {
+    "no-early-fire": "early bound", "late-fire": "late bound", "no-lost-task": "late bound",
+    "fire-once": "exactly once", "no-fire-after-cancel": "cancel respected", "cancel-result": "cancel respected",
+    "accepted-invalid": "huge delay", "refused-valid": "huge delay",
+}
+#: scenario name fragment -> column, for ``expected`` / ``oracle`` / ``size`` failures
+SCENARIO_COLUMN = (("same-tick", "same-tick order"), ("order", "same-tick order"), ("delay-zero", "delay <= 0"),
+                   ("nonpositive", "delay <= 0"), ("largest-delay", "huge delay"), ("huge", "huge delay"),
+                   ("clock-range", "huge delay"), ("refusals", "huge delay"), ("early", "early bound"),
+                   ("cancel", "cancel respected"), ("readd", "exactly once"))
+
+VIRTUAL = ("reference", "reference-mock", "optimized", "stdlib-sched", "twisted-clock", "asyncio",
+           "asyncio-res-15.625ms")
+REALTIME = ("netty", "netty-tick10", "asyncio-live")
+#: real-time rows that ask the timer for a coarser tick: name -> (adapter, tick ms)
+RT_TICK = {"netty-tick10": ("netty", 10)}
+
+
+def virtual_factory(name: str) -> Callable[[], Any]:
+    from wheelspec.conformance.adapters import base as adapters
+
+    if name == "reference":
+        return lambda: adapters.reference_adapter("kafka")
+    if name == "reference-mock":
+        return lambda: adapters.reference_adapter("strict-gt")
+    if name == "optimized":
+        return adapters.optimized_adapter
+    if name == "stdlib-sched":
+        from wheelspec.conformance.adapters.stdlib_sched import adapter
+        return adapter
+    if name == "twisted-clock":
+        from wheelspec.conformance.adapters.twisted_clock import adapter as tw
+        return tw
+    if name == "asyncio":
+        from wheelspec.conformance.adapters.asyncio_loop import adapter as aio
+        return aio
+    if name == "asyncio-res-15.625ms":
+        from wheelspec.conformance.adapters.asyncio_loop import adapter_coarse
+        return adapter_coarse
+    raise UserError(f"--impls: unknown implementation {name!r} (known: {', '.join(VIRTUAL + REALTIME)})")
+
+
+# ------------------------------------------------------------------ probes ---------------------
+def probes() -> list[Any]:
+    """Small scenarios that pin one behaviour each (expectations for the strict family; the
+    kafka and strict-gt expectations are what our engines do)."""
+    from wheelspec.conformance.adapters.protocol import Config
+    from wheelspec.conformance.check.corpus import Scenario
+    from wheelspec.spec import ops
+    from wheelspec.spec.limits import MAX_DELAY_MS
+
+    def sc(name: str, desc: str, cfg: Config, steps: list[tuple[Any, dict[str, Any] | None]]) -> Scenario:
+        return Scenario(f"probe/{name}", cfg, [s for s, _ in steps], [e for _, e in steps], description=desc,
+                        source="wheelspec matrix probe")
+
+    order = sc("same-tick-order", "Eight tasks due at the same moment, added in the order 1..8 (four at once, "
+               "four later with shorter delays), run in that order (first in, first out).", Config(1, 20, 0, 1000),
+               [(ops.AddTask(1, 10), None), (ops.AddTask(2, 10), None), (ops.AddTask(3, 10), None),
+                (ops.AddTask(4, 10), None), (ops.AdvanceTo(4), None), (ops.AddTask(5, 6), None),
+                (ops.AddTask(6, 6), None), (ops.AddTask(7, 6), None), (ops.AddTask(8, 6), None),
+                (ops.AdvanceTo(10), {"kafka": {"fired": [1, 2, 3, 4, 5, 6, 7, 8]}, "strict": {"fired": [1, 2, 3, 4, 5, 6, 7, 8]},
+                                     "strict-gt": {"fired": []}}),
+                # Kafka's MockTimer (strict-gt) is a priority queue by expiration: ties unspecified
+                (ops.AdvanceTo(11), {"kafka": {"fired": []}, "strict": {"fired": []},
+                                     "strict-gt": {"fired_set": [1, 2, 3, 4, 5, 6, 7, 8]}})])
+    nonpos = sc("delay-nonpositive", "Delays 0 and -5 at clock 100: fired inside add (strict-gt), or at the "
+                "next advance even by 0 (kafka, strict).", Config(1, 20, 100, 1000),
+                [(ops.AddTask(1, 0), {"strict-gt": {"fired": [1]}, "kafka": {"fired": [1]}, "strict": {"fired": []}}),
+                 (ops.AddTask(2, -5), {"strict-gt": {"fired": [2]}, "kafka": {"fired": [2]}, "strict": {"fired": []}}),
+                 (ops.AdvanceTo(100), {"strict-gt": {"fired": []}, "kafka": {"fired": []}, "strict": {"fired_set": [1, 2]}})])
+    huge = sc("huge-delay", "The largest allowed delay fires exactly at its expiration (strict, kafka) or one "
+              "past it (strict-gt), not before.", Config(1, 20, 0, 1000),
+              [(ops.AddTask(1, MAX_DELAY_MS), {"result": MAX_DELAY_MS}),
+               (ops.AdvanceTo(MAX_DELAY_MS - 1), {"fired": []}),
+               (ops.AdvanceTo(MAX_DELAY_MS), {"kafka": {"fired": [1]}, "strict": {"fired": [1]}, "strict-gt": {"fired": []}}),
+               (ops.AdvanceTo(MAX_DELAY_MS + 1), {"kafka": {"fired": []}, "strict": {"fired": []}, "strict-gt": {"fired": [1]}})])
+    early = sc("early-bound-tick-10", "Expirations 15 and 19 at tick 10: a kafka wheel runs both at 10 (up to "
+               "tick - 1 ms early); a strict timer runs 15 at 15 and 19 at 19.", Config(10, 20, 0, 1000),
+               [(ops.AddTask(1, 15), None), (ops.AddTask(2, 19), None),
+                (ops.AdvanceTo(10), {"kafka": {"fired": [1, 2]}, "strict": {"fired": []}, "strict-gt": {"fired": []}}),
+                (ops.AdvanceTo(15), {"kafka": {"fired": []}, "strict": {"fired": [1]}, "strict-gt": {"fired": []}}),
+                (ops.AdvanceTo(19), {"kafka": {"fired": []}, "strict": {"fired": [2]}, "strict-gt": {"fired": [1]}})])
+    return [order, nonpos, huge, early]
+
+
+# ------------------------------------------------------------------ rows -----------------------
+@dataclasses.dataclass
+class Row:
+    name: str
+    version: str
+    mode: str                       # virtual | real-time
+    claimed: str
+    cells: dict[str, str]           # column -> "pass" | "FAIL" | "n/a"
+    notes: dict[str, str]           # column -> short measured detail
+    satisfies: list[str]
+    failures: list[str]             # one line each: where -> property: message
+    counterexamples: list[str]
+    runs: int = 0
+    ops: int = 0
+    seconds: float = 0.0
+    lateness: dict[str, float] | None = None
+    lateness_ms: list[float] = dataclasses.field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.pop("lateness_ms")
+        return d
+
+
+def _column_of(prop: str, scenario: str) -> str:
+    if prop in PROP_COLUMN and not (prop in ("accepted-invalid", "refused-valid") and "refusals" not in scenario
+                                    and "range" not in scenario and "largest" not in scenario):
+        return PROP_COLUMN[prop]
+    for frag, col in SCENARIO_COLUMN:
+        if frag in scenario:
+            return col
+    return PROP_COLUMN.get(prop, "exactly once" if prop in ("oracle", "expected") else "late bound")
+
+
+def _observed(scenario: str, run: Any) -> dict[str, str]:
+    """Short notes of what a probe saw (the behaviour, pass or fail)."""
+    steps = run.steps
+    fired = lambda i: [e.task for e in steps[i].response.events if hasattr(e, "task")]  # noqa: E731
+    if scenario == "probe/delay-nonpositive" and len(steps) == 3:
+        if fired(0) or fired(1):
+            return {"delay <= 0": "runs inside add"}
+        return {"delay <= 0": "runs at the next advance (even by 0)" if fired(2) else "did not run at the next advance"}
+    if scenario == "probe/same-tick-order" and steps:
+        order = [t for i in range(len(steps)) for t in fired(i)]
+        return {"same-tick order": "first in, first out" if order == sorted(order) else f"ran {order}"}
+    if scenario == "timer/largest-delay-and-one-past" and len(steps) > 1:
+        r = steps[1].response
+        return {"huge delay": "refuses delay 2^40 (range)" if r.error else "accepts delay 2^40 (beyond wheelspec's range)"}
+    return {}
+
+
+def _safe(s: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
+
+
+#: failing campaign seeds shrunk and saved per implementation (the rest are counted)
+MAX_SHRUNK = 3
+
+
+def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Callable[[str], None]) -> Row:
+    from wheelspec.conformance.check.campaign import generate
+    from wheelspec.conformance.check.corpus import Scenario, load_corpus
+    from wheelspec.conformance.check.judge import judge, primary
+    from wheelspec.conformance.check.runner import run_ops
+    from wheelspec.conformance.check.shrink import shrink_schedule
+    from wheelspec.spec import events as ev
+    from wheelspec.spec.checker import check_history
+    from wheelspec.spec.profiles import PROFILE_NAMES, profile
+
+    t0 = time.perf_counter()
+    try:
+        adapter = virtual_factory(name)()
+    except UserError as e:  # e.g. Twisted not installed: an error row, the other rows still made
+        return Row(name, "", "virtual", "?", {c: "error" for c in COLUMNS}, {}, [], [f"adapter: {e}"], [])
+    try:
+        hello = adapter.hello()
+        caps = hello.capabilities
+        cells = {c: "pass" for c in COLUMNS}
+        fails: list[str] = []
+        cxs: list[str] = []
+        satisfied = {p: True for p in PROFILE_NAMES}
+        firing = {"no-early-fire", "no-lost-task", "fire-once", "no-fire-after-cancel", "cancel-result"}
+        early_max = 0
+        n_runs = n_ops = 0
+        shrunk = [0]
+        behaviour: dict[str, str] = {}
+
+        def account(run: Any, failures: list[Any], where: str, scenario: Any) -> None:
+            nonlocal early_max, n_runs, n_ops
+            n_runs += 1
+            n_ops += len(run.steps)
+            for e in run.history:
+                if isinstance(e, ev.Fire):
+                    early_max = max(early_max, e.exp - e.now)
+            for p in PROFILE_NAMES:
+                if satisfied[p]:
+                    tick = run.config.tick_ms
+                    v = check_history(run.history, profile(p, tick=tick), stop_at_first=False)
+                    if any(x.prop in firing for x in v.violations):
+                        satisfied[p] = False
+            if not failures:
+                return
+            # the most specific symptom names the column: an early fire also makes later
+            # expectations of the same scenario fail, but the cause is the early fire
+            f0 = primary(failures)
+            cells[_column_of(f0.prop, where)] = "FAIL"
+            fails.append(f"{where} -> [{f0.prop}] {f0.message}")
+            if cx_dir is not None and scenario is not None:
+                p = scenario.save(cx_dir / _safe(name) / f"{_safe(scenario.name.replace('/', '-'))}.json")
+                cxs.append(str(p))
+
+        timer_corpus = [s for s in load_corpus() if s.needs() <= {"timer"}]
+        for sc in timer_corpus + probes():
+            expects, _ = sc.expectations_for(caps)
+            run = run_ops(adapter, sc.config, sc.ops)
+            account(run, judge(run, caps, expects=expects), sc.name, sc)
+            behaviour.update(_observed(sc.name, run))
+        progress(f"{name}: corpus and probes done")
+        for seed in range(schedules):
+            cfg, schedule = generate("timer", seed)
+            run = run_ops(adapter, cfg, schedule)
+            failures = judge(run, caps)
+            cx = None
+            if failures and shrunk[0] < MAX_SHRUNK:
+                shrunk[0] += 1
+                cfg2, small, failures2 = shrink_schedule(adapter, caps, cfg, schedule, primary(failures).prop)
+                cx = Scenario(f"counterexample/{name}/timer-{seed}", cfg2, small, [None] * len(small),
+                              description=f"shrunk from seed {seed} of the timer campaign: {failures2[0].message}",
+                              source="wheelspec matrix campaign counterexample",
+                              origin={"generator": "wheelspec-campaign-v1", "kind": "timer", "seed": seed,
+                                      "impl": name, "prop": failures2[0].prop, "original_ops": len(schedule)})
+            account(run, failures, f"timer seed {seed}", cx)
+        progress(f"{name}: {schedules} campaign schedules done")
+        notes = {"early bound": "never early" if early_max <= 0 else f"early by up to {early_max} ms", **behaviour}
+        if caps.profile != "strict-gt" and behaviour.get("same-tick order", "first in").startswith("ran"):
+            cells["same-tick order"] = "FAIL"  # even when an earlier symptom was the primary one
+        failed_seeds = sum(1 for f in fails if f.startswith("timer seed"))
+        if failed_seeds > MAX_SHRUNK:
+            fails.append(f"(campaign: {failed_seeds} of {schedules} seeds failed; the first {MAX_SHRUNK} were shrunk and saved)")
+        return Row(name, hello.version, "virtual", caps.profile, cells, notes,
+                   [p for p in PROFILE_NAMES if satisfied[p]], fails, cxs, n_runs, n_ops, time.perf_counter() - t0)
+    finally:
+        adapter.close()
+
+
+def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Path | None) -> Row:
+    from wheelspec.conformance.realtime import realtime as rt
+
+    t0 = time.perf_counter()
+    try:
+        impl, tick = RT_TICK.get(name, (name, 1))
+        adapter = rt.resolve(impl)
+    except UserError as e:
+        cells = {c: "error" for c in COLUMNS}
+        return Row(name, "", "real-time", "?", cells, {}, [], [f"adapter: {e}"], [])
+    try:
+        scheds = [rt.generate(k, tasks=tasks, slack_ms=slack_ms, tick_ms=tick) for k in range(runs)]
+        rep = rt.run_schedules(adapter, scheds, slack_ms=slack_ms,
+                               out_dir=None if cx_dir is None else cx_dir / _safe(adapter.name))
+    except UserError as e:  # the adapter hung, crashed or broke the protocol mid-run
+        return Row(name, "", "real-time", "?", {c: "error" for c in COLUMNS}, {}, [], [f"adapter: {e}"], [])
+    finally:
+        adapter.close()
+    status = rep.prop_status()
+    col_of = {"early": "early bound", "late": "late bound", "exactly-once": "exactly once",
+              "cancel": "cancel respected", "order": "same-tick order", "delay<=0": "delay <= 0",
+              "huge-delay": "huge delay"}
+    cells = {col_of[p]: ("FAIL" if s == "fail" else s) for p, s in status.items()}
+    late = rt.percentiles(rep.lateness_us)
+    nonpos = rt.percentiles([x for v in rep.verdicts for x in v.nonpositive_us])
+    notes = {}
+    if late.get("n"):
+        notes["early bound"] = f"min fire - deadline {late['min']:.3f} ms"
+        notes["late bound"] = f"p50 {late['p50']:.2f} / p99 {late['p99']:.2f} / max {late['max']:.2f} ms"
+    if nonpos.get("n"):
+        notes["delay <= 0"] = f"runs {nonpos['p50']:.2f} ms (p50) after the add"
+    if status["order"] == "pass":
+        notes["same-tick order"] = "bursts ran in add order"
+    if status["huge-delay"] == "pass":
+        notes["huge delay"] = "2^40-1 and 2^63-1 ms accepted, never fired"
+    fails = [f"{v.schedule.name} -> [{f.prop}] {f.message}" for v in rep.verdicts for f in v.failures]
+    satisfied = [rep.profile] if rep.ok else []
+    label = rep.name if tick == 1 else f"{rep.name} (tick {tick} ms)"
+    return Row(label, rep.version, "real-time", rep.profile, cells, notes, satisfied, fails, rep.counterexamples,
+               len(rep.verdicts), sum(len(s.ops) for s in scheds), time.perf_counter() - t0, late,
+               [x / 1000 for x in rep.lateness_us])
+
+
+# ------------------------------------------------------------------ output ---------------------
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    try:
+        import twisted
+        out["twisted"] = twisted.__version__
+    except ImportError:
+        out["twisted"] = "not installed"
+    from wheelspec import __version__
+    out["wheelspec"] = __version__
+    return out
+
+
+MD_FAILURES = 12
+
+
+def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
+    head = "| implementation | mode | claims | " + " | ".join(COLUMNS) + " | profiles satisfied |"
+    sep = "|" + "---|" * (len(COLUMNS) + 4)
+    lines = [head, sep]
+    for r in rows:
+        cells = []
+        for c in COLUMNS:
+            v = r.cells.get(c, "n/a")
+            v = "**FAIL**" if v == "FAIL" else v
+            note = r.notes.get(c)
+            cells.append(f"{v} ({note})" if note else v)
+        sat = ", ".join(r.satisfies) or "none"
+        lines.append(f"| {r.name} | {r.mode} | {r.claimed} | " + " | ".join(cells) + f" | {sat} |")
+    lines.append("")
+    lines.append("Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+                 + "; " + ", ".join(f"{r.name}: {r.version}" for r in rows if r.version) + ".")
+    lines.append(f"Made by `{meta['command']}` on {meta['date']} ({meta['seconds']:.0f} s).")
+    lines.append("")
+    lines.append("Failures (one line per failing scenario or schedule; the files replay them):")
+    lines.append("")
+    for r in rows:
+        for f in r.failures[:MD_FAILURES]:
+            lines.append(f"* {r.name}: {f[:300]}")
+        if len(r.failures) > MD_FAILURES:
+            lines.append(f"* {r.name}: ... {len(r.failures) - MD_FAILURES} more (results/matrix.json lists all)")
+        for c in r.counterexamples:
+            lines.append(f"  * saved `{c}`")
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(rows: list[Row], path: Path) -> bool:
+    data = [(r.name, r.lateness_ms) for r in rows if r.lateness_ms]
+    if not data:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=110)
+    for name, xs in data:
+        xs = sorted(xs)
+        ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], label=f"{name} (n={len(xs)})")
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlabel("fire time - deadline (ms)")
+    ax.set_ylabel("fraction of fires")
+    ax.set_title("Real-time lateness (CDF)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return True
+
+
+def html_page(rows: list[Row], meta: dict[str, Any], plot: str | None) -> str:
+    esc = html.escape
+    th = "".join(f"<th>{esc(c)}</th>" for c in ("implementation", "mode", "claims", *COLUMNS, "profiles satisfied"))
+    body = []
+    for r in rows:
+        tds = [f"<td>{esc(r.name)}<br><small>{esc(r.version)}</small></td>", f"<td>{r.mode}</td>",
+               f"<td>{esc(r.claimed)}</td>"]
+        for c in COLUMNS:
+            v = r.cells.get(c, "n/a")
+            cls = {"pass": "ok", "FAIL": "bad"}.get(v, "na")
+            note = r.notes.get(c)
+            tds.append(f"<td class='{cls}'>{esc(v)}" + (f"<br><small>{esc(note)}</small>" if note else "") + "</td>")
+        tds.append(f"<td>{esc(', '.join(r.satisfies) or 'none')}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    fails = "".join(f"<li><b>{esc(r.name)}</b>: {esc(f[:300])}</li>" for r in rows for f in r.failures)
+    img = f"<h2>Real-time lateness</h2><img src='{esc(plot)}' alt='lateness CDF'>" if plot else ""
+    vers = esc(", ".join(f"{k} {v}" for k, v in meta["versions"].items()))
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>wheelspec conformance matrix</title>
+<style>body{{font-family:sans-serif;margin:1.5em}}table{{border-collapse:collapse}}td,th{{border:1px solid #bbb;
+padding:4px 6px;font-size:13px;vertical-align:top}}.ok{{background:#dff5df}}.bad{{background:#f8d0d0}}
+.na{{background:#eee}}small{{color:#555}}</style></head><body>
+<h1>wheelspec conformance matrix</h1><p>{vers}. Made by <code>{esc(meta['command'])}</code> on {esc(meta['date'])}.
+Explanations: docs/MATRIX.md.</p>
+<table><tr>{th}</tr>{''.join(body)}</table>{img}<h2>Failures</h2><ul>{fails}</ul></body></html>
+"""
+
+
+MD_BEGIN, MD_END = "<!-- matrix:begin (generated by wheelspec matrix) -->", "<!-- matrix:end -->"
+
+
+def update_markdown(path: Path, table: str) -> None:
+    """Replace the generated part of ``path`` (between the markers), keeping the explanations."""
+    block = f"{MD_BEGIN}\n{table}{MD_END}"
+    if path.exists():
+        text = path.read_text()
+        if MD_BEGIN in text and MD_END in text:
+            pre, rest = text.split(MD_BEGIN, 1)
+            post = rest.split(MD_END, 1)[1]
+            path.write_text(pre + block + post)
+            return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"# Conformance matrix\n\n{block}\n")

@@ -1,0 +1,371 @@
+"""The trace format: histories and verdicts as Arrow tables / Parquet datasets.
+
+One row per event of a :class:`~wheelspec.spec.history.History` (the events of
+:mod:`wheelspec.spec.events`), flat and columnar so that Spark and pyarrow can judge billions of
+rows with set-based queries (:mod:`.analyze`).  The format is documented for third parties in
+``docs/TRACE_FORMAT.md``; :data:`TRACE_SCHEMA` is the normative definition.
+
+Design choices (the *why*):
+
+* one flat schema for every event kind: unused columns are null, which Parquet stores in a few
+  bits per row and which lets a query filter on ``kind`` without unions;
+* ``seq`` (the event's position in its run) carries the order; ``time`` (the virtual clock
+  ``now``) need not be unique.  A request's caused events (fire, complete, expire, purge) come
+  before its own result event, exactly as in a History;
+* watch keys are str or int in the semantics; the trace stores each key as its JSON text
+  (``"a"`` with quotes, ``7`` bare) so that the round trip is lossless and keys stay one type;
+* run-level facts (implementation, claimed profile, tick, wheel size, seed) are repeated per row:
+  Parquet's dictionary and run-length encoding make that almost free, and every row is then
+  self-describing when a dataset is filtered or repartitioned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from wheelspec.spec import events as ev
+from wheelspec.spec.history import History
+
+from wheelspec.spec.errors import UserError
+
+FORMAT_VERSION = 1
+
+#: The normative trace schema (docs/TRACE_FORMAT.md explains every column per event kind).
+TRACE_SCHEMA = pa.schema([
+    pa.field("run", pa.string(), nullable=False),     # one history = one run id
+    pa.field("impl", pa.string()),                   # implementation name
+    pa.field("profile", pa.string()),                # claimed profile: kafka | strict | strict-gt
+    pa.field("tick_ms", pa.int64()),                 # the tick the kafka profile uses (1 if none)
+    pa.field("wheel_size", pa.int64()),              # buckets per wheel, if the impl has a wheel
+    pa.field("seed", pa.int64()),                    # campaign seed, if the run is generated
+    pa.field("thread", pa.int64()),                  # recording thread (0 for sequential runs)
+    pa.field("seq", pa.int64(), nullable=False),     # position of the event in its run, from 0
+    pa.field("kind", pa.string(), nullable=False),   # the event kind (spec.events ``kind``)
+    pa.field("id", pa.int64()),                      # task id (timer events) or operation id
+    pa.field("key", pa.string()),                    # check / cancel_for_key: the key, JSON text
+    pa.field("keys", pa.list_(pa.string())),         # watch: the keys, JSON text each
+    pa.field("time", pa.int64(), nullable=False),    # the virtual clock reading ``now`` (ms)
+    pa.field("delay", pa.int64()),                   # add: delay; watch: timeout; fire: its add's
+    pa.field("deadline", pa.int64()),                # add/fire: exp; watch/complete/expire: now+timeout
+    pa.field("flag", pa.bool_()),                    # cancel.pending, watch.result, set_completable.value,
+                                                     # force_complete.result
+    pa.field("value", pa.int64()),                   # observe.value, check.completed, purge.purged
+    pa.field("label", pa.string()),                  # observe.what, complete.via
+    pa.field("ops", pa.list_(pa.int64())),           # cancel_for_key: the operations returned
+    pa.field("estimated", pa.int64()),               # purge: estimated before the reset
+    pa.field("delayed", pa.int64()),                 # purge: numDelayed
+    pa.field("wall_ns", pa.int64()),                 # optional wall-clock stamp (real-time traces)
+], metadata={b"wheelspec.trace": str(FORMAT_VERSION).encode()})
+
+#: columns a third-party trace must have; every other column may be absent (read as nulls)
+REQUIRED = ("run", "seq", "kind", "time")
+
+#: The verdict schema: one row per (run, property) judged.
+VERDICT_SCHEMA = pa.schema([
+    pa.field("run", pa.string(), nullable=False),
+    pa.field("impl", pa.string()),
+    pa.field("kind", pa.string()),                   # campaign kind (timer / purgatory) or trace
+    pa.field("seed", pa.int64()),
+    pa.field("property", pa.string(), nullable=False),
+    pa.field("passed", pa.bool_(), nullable=False),
+    pa.field("violations", pa.int64()),
+    pa.field("message", pa.string()),
+    pa.field("counterexample", pa.string()),         # path of the shrunk scenario file, if any
+    pa.field("ops", pa.int64()),                     # operations in the (unshrunk) schedule
+    pa.field("shape", pa.string()),                  # failure class: "<prop>:<op kinds of the shrunk case>"
+], metadata={b"wheelspec.verdicts": str(FORMAT_VERSION).encode()})
+
+CAUSED_KINDS = ("fire", "complete", "expire", "purge")
+EVENT_KINDS = tuple(ev.EVENTS)
+
+
+def key_text(k: Any) -> str:
+    """A watch key (str or int) as the trace stores it: its JSON text."""
+    return json.dumps(k)
+
+
+def key_value(s: str) -> Any:
+    v = json.loads(s)
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        raise ValueError(f"a key must be the JSON text of a string or an integer, got {s!r}")
+    return v
+
+
+# ------------------------------------------------------------------ History -> rows ------------
+def _event_row(e: Any) -> dict[str, Any]:
+    """The per-event columns of one event (run-level columns are added by the caller)."""
+    k = e.kind
+    r: dict[str, Any] = {"kind": k, "time": e.now}
+    if k == "add":
+        r.update(id=e.task, delay=e.delay, deadline=e.exp)
+    elif k == "fire":
+        r.update(id=e.task, deadline=e.exp)
+    elif k == "cancel":
+        r.update(id=e.task, flag=e.pending)
+    elif k == "observe":
+        r.update(label=e.what, value=e.value)
+    elif k == "complete":
+        r.update(id=e.op, label=e.via)
+    elif k == "expire":
+        r.update(id=e.op)
+    elif k == "watch":
+        r.update(id=e.op, delay=e.delay, deadline=e.now + e.delay, keys=[key_text(x) for x in e.keys],
+                 flag=e.result)
+    elif k == "set_completable":
+        r.update(id=e.op, flag=e.value)
+    elif k == "check":
+        r.update(key=key_text(e.key), value=e.completed)
+    elif k == "cancel_for_key":
+        r.update(key=key_text(e.key), ops=list(e.ops))
+    elif k == "force_complete":
+        r.update(id=e.op, flag=e.result)
+    elif k == "purge":
+        r.update(estimated=e.estimated, delayed=e.delayed, value=e.purged)
+    elif k == "advance":
+        pass
+    else:  # pragma: no cover - the registry and this table must list the same kinds
+        raise ValueError(f"no trace mapping for event kind {k!r}")
+    return r
+
+
+def history_rows(history: Iterable[Any], *, run: str, impl: str = "", profile: str = "kafka",
+                 tick_ms: int = 1, wheel_size: int | None = None, seed: int | None = None,
+                 thread: int = 0) -> list[dict[str, Any]]:
+    """Rows of one history.  Fire rows get their schedule's ``delay`` and complete/expire rows
+    their operation's ``deadline`` (enrichment for lateness by level and no-early-expire: a
+    third party may leave them null)."""
+    rows = []
+    add_delay: dict[int, int] = {}
+    deadline_of: dict[int, int] = {}
+    window_fires: list[dict[str, Any]] = []   # fires since the last request result
+    for i, e in enumerate(history):
+        r = _event_row(e)
+        k = r["kind"]
+        if k == "add":
+            add_delay[e.task] = e.delay
+            for f in window_fires:  # a fire inside this add (it precedes the Add event) is its own
+                if f["id"] == e.task and f["deadline"] == e.exp:
+                    f["delay"] = e.delay
+        elif k == "fire":
+            r["delay"] = add_delay.get(e.task)
+            window_fires.append(r)
+        elif k == "watch":
+            deadline_of[e.op] = r["deadline"]
+        elif k in ("complete", "expire"):
+            r["deadline"] = deadline_of.get(e.op)
+        if k not in CAUSED_KINDS:
+            window_fires = []
+        r.update(run=run, impl=impl, profile=profile, tick_ms=tick_ms, wheel_size=wheel_size, seed=seed,
+                 thread=thread, seq=i)
+        rows.append(r)
+    # a watch's result follows its in-add completions: fill those deadlines now that all are known
+    for r in rows:
+        if r["kind"] in ("complete", "expire") and r.get("deadline") is None:
+            r["deadline"] = deadline_of.get(r["id"])
+    return rows
+
+
+def history_to_table(history: Iterable[Any], **run_info: Any) -> pa.Table:
+    """One history as a trace table (``run_info``: see :func:`history_rows`)."""
+    return rows_to_table(history_rows(history, **run_info))
+
+
+def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    cols = {f.name: [r.get(f.name) for r in rows] for f in TRACE_SCHEMA}
+    return pa.table(cols, schema=TRACE_SCHEMA)
+
+
+# ------------------------------------------------------------------ rows -> History ------------
+def _event_from_row(r: Mapping[str, Any], where: str) -> Any:
+    k = r["kind"]
+    now = r["time"]
+
+    def need(col: str) -> Any:
+        v = r.get(col)
+        if v is None:
+            raise UserError(f"{where}: a {k!r} row needs column {col!r}, which is null")
+        return v
+
+    try:
+        if k == "add":
+            return ev.Add(now, need("id"), need("delay"), need("deadline"))
+        if k == "fire":
+            return ev.Fire(now, need("id"), need("deadline"))
+        if k == "cancel":
+            return ev.Cancel(now, need("id"), need("flag"))
+        if k == "advance":
+            return ev.Advance(now)
+        if k == "observe":
+            return ev.Observe(now, need("label"), need("value"))
+        if k == "complete":
+            return ev.Complete(now, need("id"), need("label"))
+        if k == "expire":
+            return ev.Expire(now, need("id"))
+        if k == "watch":
+            return ev.TryCompleteElseWatch(now, need("id"), need("delay"),
+                                           tuple(key_value(x) for x in need("keys")), need("flag"))
+        if k == "set_completable":
+            return ev.SetCompletable(now, need("id"), need("flag"))
+        if k == "check":
+            return ev.CheckAndComplete(now, key_value(need("key")), need("value"))
+        if k == "cancel_for_key":
+            return ev.CancelForKey(now, key_value(need("key")), tuple(need("ops")))
+        if k == "force_complete":
+            return ev.ForceComplete(now, need("id"), need("flag"))
+        if k == "purge":
+            return ev.Purge(now, need("estimated"), need("delayed"), need("value"))
+    except ValueError as e:
+        raise UserError(f"{where}: {e}") from None
+    raise UserError(f"{where}: unknown event kind {k!r} (expected one of {', '.join(EVENT_KINDS)})")
+
+
+def table_to_histories(table: pa.Table, source: str = "<trace>") -> dict[str, History]:
+    """Split a trace table into one History per run (events ordered by ``seq``)."""
+    table = conform(table, source)
+    order = pc.sort_indices(table, [("run", "ascending"), ("seq", "ascending")])
+    rows = table.take(order).to_pylist()
+    out: dict[str, History] = {}
+    for r in rows:
+        out.setdefault(r["run"], History())(_event_from_row(r, f"{source}: run {r['run']!r} seq {r['seq']}"))
+    return out
+
+
+# ------------------------------------------------------------------ files ----------------------
+def check_required(columns: object, source: str) -> None:
+    """Raise a one-line :class:`UserError` naming the first required column ``columns`` lacks."""
+    have = set(columns)  # type: ignore[call-overload]
+    for c in REQUIRED:
+        if c not in have:
+            raise UserError(f"{source}: the trace has no column {c!r} (required: {', '.join(REQUIRED)})")
+
+
+def conform(table: pa.Table, source: str = "<trace>") -> pa.Table:
+    """Check a (third-party) table against :data:`TRACE_SCHEMA`: required columns present,
+    present columns castable; absent optional columns added as nulls; columns in schema order."""
+    names = set(table.column_names)
+    check_required(names, source)
+    cols = []
+    for f in TRACE_SCHEMA:
+        if f.name in names:
+            col = table.column(f.name)
+            if col.type != f.type:
+                try:
+                    col = col.cast(f.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                    raise UserError(f"{source}: column {f.name!r} has type {col.type}, expected {f.type} "
+                                    f"({str(e).splitlines()[0]})") from None
+            if not f.nullable and col.null_count:
+                raise UserError(f"{source}: column {f.name!r} has {col.null_count} null value(s); it is required")
+        else:
+            col = pa.nulls(table.num_rows, f.type)
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=TRACE_SCHEMA)
+
+
+def write_trace(table: pa.Table, path: str | Path) -> Path:
+    """Write a trace table as one Parquet file (zstd)."""
+    p = Path(path)
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(conform(table, str(p)), p, compression="zstd")
+    return p
+
+
+def trace_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand files and directories (every ``*.parquet`` below a directory) to a sorted list."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*.parquet") if q.is_file())
+            if not found:
+                raise UserError(f"{p}: no *.parquet files in this directory")
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise UserError(f"{p}: no such trace file or directory")
+    if not out:
+        raise UserError("no trace files given")
+    return out
+
+
+def read_trace(paths: Iterable[str | Path] | str | Path, columns: list[str] | None = None) -> pa.Table:
+    """Read trace files / directories into one table conforming to :data:`TRACE_SCHEMA`."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    tables = []
+    for p in trace_files(paths):
+        try:
+            t = pq.read_table(p)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise UserError(f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})") from None
+        t = conform(t, str(p))
+        tables.append(t.select(columns) if columns else t)
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+
+def write_history(history: Iterable[Any], path: str | Path, **run_info: Any) -> Path:
+    """Record one history as a Parquet trace (what ``wheelspec check --trace-out`` writes)."""
+    return write_trace(history_to_table(history, **run_info), path)
+
+
+class TraceWriter:
+    """Accumulate many runs' histories and write them as one Parquet file (row groups per flush)."""
+
+    def __init__(self, path: str | Path, flush_rows: int = 1_000_000) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.flush_rows = flush_rows
+        self._rows: list[dict[str, Any]] = []
+        self._writer: pq.ParquetWriter | None = None
+        self.rows_written = 0
+
+    def add(self, history: Iterable[Any], **run_info: Any) -> None:
+        self._rows.extend(history_rows(history, **run_info))
+        if len(self._rows) >= self.flush_rows:
+            self.flush()
+
+    def add_schedule(self, history: Iterable[Any], *, impl: str, kind: str, seed: int, config: Any,
+                     profile: str) -> None:
+        """One campaign schedule's run, named ``<impl>/<kind>/<seed>`` (what ``wheelspec check
+        --trace-out`` and ``wheelspec campaign --trace-out`` record).  The analysis places fire
+        windows by tick under the kafka profile only; the others fire on exact expirations, so
+        their runs are recorded with tick 1."""
+        self.add(history, run=f"{impl}/{kind}/{seed}", impl=impl, profile=profile,
+                 tick_ms=config.tick_ms if profile == "kafka" else 1, wheel_size=config.wheel_size, seed=seed)
+
+    def flush(self) -> None:
+        if not self._rows:
+            return
+        t = rows_to_table(self._rows)
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, TRACE_SCHEMA, compression="zstd")
+        self._writer.write_table(t)
+        self.rows_written += t.num_rows
+        self._rows = []
+
+    def close(self) -> Path:
+        self.flush()
+        if self._writer is None:  # an empty trace is still a valid file
+            pq.write_table(TRACE_SCHEMA.empty_table(), self.path)
+        else:
+            self._writer.close()
+        return self.path
+
+    def __enter__(self) -> "TraceWriter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def verdicts_table(rows: list[dict[str, Any]]) -> pa.Table:
+    cols = {f.name: [r.get(f.name) for r in rows] for f in VERDICT_SCHEMA}
+    return pa.table(cols, schema=VERDICT_SCHEMA)

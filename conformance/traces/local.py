@@ -1,0 +1,497 @@
+"""``wheelspec analyze --engine local``: the property queries of :mod:`.analyze_rules` on one
+machine, with pyarrow (I/O, joins, group-bys) and numpy (segmented scans), no Java needed.
+
+Rows are put once in (run, seq) order; timer rows are re-ordered by (run, id, seq).  The window
+functions of the Spark engine become *segmented scans*: "last X at or before this row inside my
+partition" is a running maximum of positions (``np.maximum.accumulate``) clipped at the
+partition's start.  Joins on (run, key) / (run, op) use pyarrow's hash join.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from wheelspec.conformance.traces.rules import CAUSED, PROFILES, THROUGHPUT_BUCKETS, VIAS, finish, level_thresholds
+from wheelspec.spec.errors import UserError
+from wheelspec.conformance.traces.format import EVENT_KINDS, conform
+
+K = {k: i for i, k in enumerate(EVENT_KINDS)}
+ADD, FIRE, CANCEL, ADV = K["add"], K["fire"], K["cancel"], K["advance"]
+COMPLETE, EXPIRE, WATCH, SETC = K["complete"], K["expire"], K["watch"], K["set_completable"]
+CHECK, CFK, FORCE = K["check"], K["cancel_for_key"], K["force_complete"]
+P = {p: i for i, p in enumerate(PROFILES)}
+KAFKA, STRICT, GT = P["kafka"], P["strict"], P["strict-gt"]
+
+
+# ------------------------------------------------------------------ small tools -----------------
+def _codes(col: pa.ChunkedArray | pa.Array, allowed: tuple[str, ...] | None, what: str,
+           null_as: str | None = None) -> tuple[np.ndarray, list[Any]]:
+    """Dictionary codes of a string column (numpy int32) and the dictionary.  ``allowed``: map
+    onto that fixed list (unknown values are a user error)."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if null_as is not None:
+        arr = pc.fill_null(arr, null_as)
+    enc = pc.dictionary_encode(arr)
+    idx = enc.indices.to_numpy(zero_copy_only=False)
+    values = enc.dictionary.to_pylist()
+    if allowed is None:
+        return idx.astype(np.int64), values
+    table = np.empty(max(1, len(values)), np.int64)
+    for i, v in enumerate(values):
+        if v not in allowed:
+            raise UserError(f"trace column {what!r} has an unknown value {v!r} (expected one of {', '.join(allowed)})")
+        table[i] = allowed.index(v)
+    return table[idx], values
+
+
+def _ints(col: pa.ChunkedArray, fill: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    arr = col.combine_chunks()
+    valid = ~arr.is_null().to_numpy(zero_copy_only=False)
+    return pc.fill_null(arr, fill).to_numpy(zero_copy_only=False).astype(np.int64), valid
+
+
+def _order(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
+    """Stable order by (primary, secondary); a packed int64 key when it fits (10x faster)."""
+    if primary.size == 0:
+        return np.zeros(0, np.int64)
+    lo = int(secondary.min())
+    span = int(secondary.max()) - lo
+    pb, sb = int(primary.max()).bit_length(), max(1, span.bit_length())
+    if pb + sb <= 62:
+        return np.argsort((primary << sb) | (secondary - lo), kind="stable")
+    return np.lexsort((secondary, primary))
+
+
+def _ffill(valid: np.ndarray, seg_start: np.ndarray, inclusive: bool = True) -> np.ndarray:
+    """Index of the last ``valid`` row at (or strictly before) each row inside its segment; -1."""
+    n = valid.size
+    pos = np.where(valid, np.arange(n), -1)
+    np.maximum.accumulate(pos, out=pos)
+    if not inclusive:
+        pos = np.r_[-1, pos[:-1]]
+    pos[pos < seg_start] = -1
+    return pos
+
+
+def _bfill(valid: np.ndarray, seg_end: np.ndarray, strict: bool = True) -> np.ndarray:
+    """Index of the first ``valid`` row strictly after (or at) each row inside its segment; -1.
+    ``seg_end``: exclusive end of each row's segment."""
+    n = valid.size
+    pos = np.where(valid, np.arange(n), n)
+    pos = np.minimum.accumulate(pos[::-1])[::-1]
+    if strict:
+        pos = np.r_[pos[1:], n]
+    pos = pos.copy()
+    pos[pos >= seg_end] = -1
+    return pos
+
+
+def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start and exclusive end of every row's segment, for rows sorted by ``keys``."""
+    n = keys[0].size
+    change = np.zeros(n, bool)
+    if n:
+        change[0] = True
+        for k in keys:
+            change[1:] |= k[1:] != k[:-1]
+    idx = np.arange(n)
+    start = np.maximum.accumulate(np.where(change, idx, 0)) if n else idx
+    ends = np.r_[np.flatnonzero(change)[1:], n]
+    end = ends[np.cumsum(change) - 1] if n else idx
+    return start, end
+
+
+def _earliest(exp: np.ndarray, prof: np.ndarray, tick: np.ndarray) -> np.ndarray:
+    """profile.earliest(exp) per row (spec.profiles)."""
+    return np.where(prof == KAFKA, (exp // tick) * tick, np.where(prof == STRICT, exp, exp + 1))
+
+
+def _pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+    """One int64 code per (r, x) pair, equal iff the pairs are equal, across all ``pairs``."""
+    r = np.concatenate([a for a, _ in pairs])
+    x = np.concatenate([b for _, b in pairs])
+    if r.size and x.min() >= 0 and int(x.max()).bit_length() <= 40 and int(r.max()).bit_length() <= 22:
+        codes = (r << 40) | x
+    elif r.size:
+        codes = np.unique(np.stack([r, x], 1), axis=0, return_inverse=True)[1].ravel().astype(np.int64)
+    else:
+        codes = np.zeros(0, np.int64)
+    return np.split(codes, np.cumsum([a.size for a, _ in pairs])[:-1])
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray, missing: int = -1) -> np.ndarray:
+    """values[i] where keys[i] == query (keys unique), else ``missing``."""
+    if keys.size == 0:
+        return np.full(query.size, missing, np.int64)
+    o = np.argsort(keys, kind="stable")
+    ks, vs = keys[o], values[o]
+    i = np.clip(np.searchsorted(ks, query), 0, ks.size - 1)
+    return np.where(ks[i] == query, vs[i], missing)
+
+
+class _Rows:
+    """The trace as numpy arrays in (run, seq) order."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        n = self.n = table.num_rows
+        run, self.run_names = _codes(table.column("run"), None, "run")
+        seq, _ = _ints(table.column("seq"))
+        order = _order(run, seq)
+        self.order = order
+        self.r = run[order]
+        self.seq = seq[order]
+        self.kind = _codes(table.column("kind"), EVENT_KINDS, "kind")[0][order]
+        self.time = _ints(table.column("time"))[0][order]
+        self.id, self.id_ok = (a[order] for a in _ints(table.column("id")))
+        self.delay, self.delay_ok = (a[order] for a in _ints(table.column("delay")))
+        self.dl, self.dl_ok = (a[order] for a in _ints(table.column("deadline")))
+        self.value, self.value_ok = (a[order] for a in _ints(table.column("value")))
+        flag = table.column("flag").combine_chunks()
+        self.flag_ok = ~flag.is_null().to_numpy(zero_copy_only=False)[order]
+        self.flag = pc.fill_null(flag, False).to_numpy(zero_copy_only=False)[order]
+        self.prof = _codes(table.column("profile"), PROFILES, "profile", null_as="kafka")[0][order]
+        self.tick = _ints(table.column("tick_ms"), 1)[0][order]
+        if n and self.tick.min() < 1:
+            raise UserError(f"trace column 'tick_ms' has a value {int(self.tick.min())} < 1")
+        self.wheel, self.wheel_ok = (a[order] for a in _ints(table.column("wheel_size")))
+        label, self.labels = _codes(table.column("label"), None, "label", null_as="")
+        self.label = label[order]
+        impl, self.impls = _codes(table.column("impl"), None, "impl", null_as="")
+        self.impl = impl[order]
+        self.run_start, self.run_end = _segments(self.r)
+        self.idx = np.arange(n)
+
+    def label_code(self, name: str) -> int:
+        return self.labels.index(name) if name in self.labels else -1
+
+    def rows(self, pos: np.ndarray, limit: int) -> list[dict[str, Any]]:
+        """Example rows (the first ``limit`` by run name, seq) as plain dicts."""
+        pos = np.asarray(pos, np.int64)
+        if pos.size == 0:
+            return []
+        names = np.asarray(self.run_names, dtype=object)[self.r[pos]]
+        o = sorted(range(pos.size), key=lambda i: (names[i], int(self.seq[pos[i]])))[:limit]
+        out = []
+        for i in o:
+            p = pos[i]
+            out.append({"run": names[i], "seq": int(self.seq[p]), "kind": EVENT_KINDS[self.kind[p]],
+                        "id": int(self.id[p]) if self.id_ok[p] else None, "time": int(self.time[p]),
+                        "deadline": int(self.dl[p]) if self.dl_ok[p] else None})
+        return out
+
+
+# ------------------------------------------------------------------ the analysis ----------------
+Violations = dict[str, tuple[int, list[dict[str, Any]]]]
+
+
+def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: int = 20,
+                  source: str = "<trace>") -> dict[str, Any]:
+    table = conform(table, source)
+    if table.num_rows == 0:
+        raise UserError(f"{source}: the trace has no rows")
+    R = _Rows(table)
+    viol, by_profile = judge(R, lateness_ms=lateness_ms, max_rows=max_rows)
+    hist = lateness_histogram(R)
+    kind, time, n = R.kind, R.time, R.n
+
+    # ---- throughput ----------------------------------------------------------------------------
+    tmin, tmax = int(time.min()), int(time.max())
+    width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
+    tp = pa.table({"impl": R.impl, "bucket": (time - tmin) // width, "fire": (kind == FIRE).astype(np.int64)})
+    g = tp.group_by(["impl", "bucket"]).aggregate([("fire", "count"), ("fire", "sum")]).to_pydict()
+    series = sorted(({"impl": R.impls[i], "bucket": int(b), "events": int(c), "fires": int(s)}
+                     for i, b, c, s in zip(g["impl"], g["bucket"], g["fire_count"], g["fire_sum"])),
+                    key=lambda d: (d["impl"], d["bucket"]))
+    summary = {"rows": n, "runs": len(R.run_names), "impls": sorted(R.impls),
+               "profiles": sorted({PROFILES[p] for p in np.unique(R.prof)}),
+               "kinds": {EVENT_KINDS[k]: int(c) for k, c in zip(*np.unique(kind, return_counts=True))}}
+    return finish(summary, viol, by_profile, hist, {"bucket_ms": width, "start": tmin, "series": series},
+                  max_rows, lateness_ms)
+
+
+
+def judge(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tuple[Violations, dict[str, int]]:
+    """Every property of :mod:`.analyze_rules` over the rows of ``R`` (any number of whole runs):
+    per property the violation count and the first ``max_rows`` violating rows (by run, seq), and
+    the good fires each profile would call early.  Runs never interact, so the Spark engine calls
+    this on each partition of a dataset partitioned by run and adds the results up."""
+    n = R.n
+    viol: Violations = {}
+
+    def report(prop: str, pos: np.ndarray, count: int | None = None) -> None:
+        pos = np.unique(np.asarray(pos, np.int64))
+        old_n, old_rows = viol.get(prop, (0, []))
+        viol[prop] = (old_n + (int(pos.size) if count is None else count), old_rows + R.rows(pos, max_rows))
+
+    kind, r, seq, time = R.kind, R.r, R.seq, R.time
+    caused = np.isin(kind, [K[k] for k in CAUSED])
+    first_in_run = R.idx == R.run_start
+    # request of every row: the next non-caused row at or after it, inside its run
+    req = _bfill(~caused, R.run_end, strict=False)
+    req_ok = req >= 0
+    rq = np.where(req_ok, req, 0)
+    prev_adv = _ffill(kind == ADV, R.run_start, inclusive=False)
+    last_adv_of_run = _ffill(kind == ADV, R.run_start)[R.run_end - 1]   # per row: its run's last advance
+    gt = R.prof == GT
+
+    # ---- well-formed ----------------------------------------------------------------------------
+    wf = [np.flatnonzero(~first_in_run & (time < np.r_[time[:1], time[:-1]]))]
+    wf.append(np.flatnonzero(np.isin(kind, [ADD, WATCH]) & R.delay_ok & R.dl_ok & (R.dl != time + R.delay)))
+    via_codes = [R.label_code(v) for v in VIAS]
+    wf.append(np.flatnonzero((kind == COMPLETE) & ~np.isin(R.label, via_codes)))
+    # purgatory ids must name a watched operation (a complete may precede its watch in the window)
+    wpos = np.flatnonzero((kind == WATCH) & R.id_ok)
+    W_ = wpos[_order(r[wpos], R.id[wpos])]
+    w_start, _ = _segments(r[W_], R.id[W_])
+    wf.append(W_[np.arange(W_.size) != w_start])                      # an op watched twice
+    w_first = W_[np.arange(W_.size) == w_start]
+    opr = np.flatnonzero(np.isin(kind, [COMPLETE, SETC, FORCE]) & R.id_ok)
+    wk, ok_ = _pair_codes((r[w_first], R.id[w_first]), (r[opr], R.id[opr]))
+    first_watch = _lookup(wk, w_first, ok_)
+    at = np.where(kind[opr] == COMPLETE, np.where(req_ok[opr], req[opr], n), opr)
+    wf.append(opr[(first_watch < 0) | (first_watch > at)])
+    report("well-formed", np.concatenate(wf))
+
+    # ---- timer rows by (run, id, seq) ----------------------------------------------------------------
+    tpos = np.flatnonzero(np.isin(kind, [ADD, FIRE, CANCEL]) & R.id_ok)
+    # A fire inside an add of the same task precedes the Add event but comes after the add's
+    # replacement of the task's entry (Kafka's TimerTaskEntry constructor unlinks the old entry
+    # before the new one is added and, if due, run): order it right after its add, so its
+    # schedule is that add.  Every such fire, not only those that look like the new entry's: a
+    # fire of the old entry inside the add is exactly what fire-once must catch.
+    tf = tpos[kind[tpos] == FIRE]
+    in_add_f = tf[req_ok[tf] & (kind[rq[tf]] == ADD) & R.id_ok[rq[tf]] & (R.id[rq[tf]] == R.id[tf])]
+    eff = seq * 2
+    eff[in_add_f] = seq[rq[in_add_f]] * 2 + 1
+    o1 = tpos[_order(r[tpos], eff[tpos])]          # (run, effective seq), then stably by id
+    Q = o1[_order(r[o1], R.id[o1])]
+    m = Q.size
+    k_, id_, t_ = kind[Q], R.id[Q], time[Q]
+    dl, dl_ok, dly, dly_ok = R.dl[Q], R.dl_ok[Q], R.delay[Q], R.delay_ok[Q]
+    gt_, prof_, tick_ = gt[Q], R.prof[Q], R.tick[Q]
+    s_start, s_end = _segments(r[Q], id_)
+    supersede = (k_ == ADD) & ~(gt_ & dly_ok & (dly <= 0))
+    sched = _ffill(supersede, s_start)
+    has_sched = sched >= 0
+    sc = np.where(has_sched, sched, 0)
+    sched_exp_ok = has_sched & dl_ok[sc]
+    sched_exp = dl[sc]
+    fire = k_ == FIRE
+    cand = fire & (~dly_ok | (dly <= 0) | (dl_ok & (t_ <= dl)))
+    rp = rq[Q]
+    in_add0 = (cand & req_ok[Q] & (kind[rp] == ADD) & R.id_ok[rp] & (R.id[rp] == id_) & R.delay_ok[rp]
+               & (R.delay[rp] <= 0))
+    # strict-gt: the first fire inside an add of delay <= 0 (same task and expiration) is that add's
+    ex_cand = in_add0 & gt_ & dl_ok & R.dl_ok[rp] & (dl == R.dl[rp])
+    prev_same = np.r_[False, ex_cand[:-1] & (rp[:-1] == rp[1:]) & (s_start[1:] != np.arange(1, m))] if m else ex_cand
+    exempt = ex_cand & ~prev_same
+    match = fire & ~exempt & sched_exp_ok & dl_ok & (dl == sched_exp)
+    cm = np.cumsum(match)
+    rank = np.where(has_sched, cm - cm[sc], 0)
+    last_cancel = _ffill(k_ == CANCEL, s_start, inclusive=False)
+    once = fire & ~exempt & (~has_sched | ~(sched_exp_ok & dl_ok & (dl == sched_exp)) | (match & (rank >= 2)))
+    after_cancel = match & (rank == 1) & (last_cancel > sched)
+    good = match & (rank == 1) & ~after_cancel
+    report("fire-once", Q[once])
+    report("no-fire-after-cancel", Q[after_cancel])
+    early = good & (t_ < _earliest(dl, prof_, tick_))
+    report("no-early-fire", Q[early])
+    by_profile = {"kafka": int(np.count_nonzero(good & (t_ < (dl // tick_) * tick_))),
+                  "strict": int(np.count_nonzero(good & (t_ < dl))),
+                  "strict-gt": int(np.count_nonzero(good & (t_ <= dl) & ~in_add0))}
+    if lateness_ms is not None:
+        report("late-fire", Q[good & (t_ - dl > lateness_ms)])
+    cancel = (k_ == CANCEL) & R.flag_ok[Q]
+    live = has_sched & (cm - cm[sc] == 0) & (last_cancel < sched)
+    pend = R.flag[Q]
+    report("cancel-result", Q[cancel & (pend != live)])
+
+    # no-lost-task: the end of each schedule, then the last advance before that end
+    end_row = (k_ == CANCEL) | (match & (rank == 1))
+    ends = np.flatnonzero(end_row & has_sched)
+    first_end = np.full(m, -1)
+    if ends.size:
+        sch, first = np.unique(sched[ends], return_index=True)
+        first_end[sch] = ends[first]
+    nxt_sup = _bfill(supersede, s_end)
+    adds = np.flatnonzero(supersede & dl_ok)
+    fe, ns = first_end[adds], nxt_sup[adds]
+    A = np.where(fe >= 0, prev_adv[Q[np.maximum(fe, 0)]],
+                 np.where(ns >= 0, prev_adv[Q[np.maximum(ns, 0)]], last_adv_of_run[Q[adds]]))
+    Ac = np.maximum(A, 0)
+    lost = (A >= 0) & (seq[Ac] > seq[Q[adds]]) & (time[Ac] >= _earliest(dl[adds], prof_[adds], tick_[adds]))
+    lost_pos = [Q[adds[lost]]]
+    # strict-gt: an add with delay <= 0 must fire inside the add
+    nonpos = np.flatnonzero((k_ == ADD) & gt_ & dly_ok & (dly <= 0))
+    fired_in = np.zeros(n, bool)
+    fired_in[rp[in_add0]] = True
+    lost_pos.append(Q[nonpos[~fired_in[Q[nonpos]]]])
+    report("no-lost-task", np.concatenate(lost_pos))
+
+    # ---- purgatory ----------------------------------------------------------------------------
+    cpos = np.flatnonzero((kind == COMPLETE) & R.id_ok)
+    C = cpos[_order(r[cpos], R.id[cpos])]
+    c_start, _ = _segments(r[C], R.id[C])
+    c_first = C[np.arange(C.size) == c_start]
+    report("complete-once", C[np.arange(C.size) != c_start])
+    fkeys, allkeys = _pair_codes((r[c_first], R.id[c_first]), (r, np.where(R.id_ok, R.id, 0)))
+    first_done = _lookup(fkeys, c_first, allkeys)      # per row: its op's first complete
+    first_done = np.where(R.id_ok, first_done, -1)
+
+    lab_expire = R.label_code("expire")
+    is_cexp = (kind == COMPLETE) & (R.label == lab_expire)
+    prev_i, next_i = np.maximum(R.idx - 1, 0), np.minimum(R.idx + 1, n - 1)
+    exp_rows = np.flatnonzero(kind == EXPIRE)
+    ok_prev = (~first_in_run[exp_rows] & is_cexp[prev_i[exp_rows]] & R.id_ok[prev_i[exp_rows]] & R.id_ok[exp_rows]
+               & (R.id[prev_i[exp_rows]] == R.id[exp_rows]))
+    cexp = np.flatnonzero(is_cexp)
+    last_in_run = R.idx == R.run_end - 1
+    ok_next = (~last_in_run[cexp] & (kind[next_i[cexp]] == EXPIRE) & R.id_ok[next_i[cexp]] & R.id_ok[cexp]
+               & (R.id[next_i[cexp]] == R.id[cexp]))
+    report("expire-rule", np.concatenate([exp_rows[~ok_prev], cexp[~ok_next]]))
+
+    rc = rq[c_first]
+    in_watch0 = (req_ok[c_first] & (kind[rc] == WATCH) & R.id_ok[rc] & (R.id[rc] == R.id[c_first]) & R.delay_ok[rc]
+                 & (R.delay[rc] <= 0))
+    ce = is_cexp[c_first] & R.dl_ok[c_first]
+    early_exp = ce & (time[c_first] < _earliest(R.dl[c_first], R.prof[c_first], R.tick[c_first])) & ~(gt[c_first] & in_watch0)
+    report("no-early-expire", c_first[early_exp])
+
+    def completed_in(label: str) -> np.ndarray:
+        """Per row: does a complete(via=label) of the row's own id lie in its window?"""
+        cc = np.flatnonzero((kind == COMPLETE) & (R.label == R.label_code(label)) & req_ok & R.id_ok)
+        cc = cc[R.id_ok[req[cc]] & (R.id[req[cc]] == R.id[cc])]
+        out = np.zeros(n, bool)
+        out[req[cc]] = True
+        return out
+
+    by_try = completed_in("try")
+    w = np.flatnonzero((kind == WATCH) & R.flag_ok)
+    report("watch-result", w[R.flag[w] != by_try[w]])
+    watched_ops = np.flatnonzero((kind == WATCH) & R.id_ok)
+    f = np.flatnonzero((kind == FORCE) & R.flag_ok & R.id_ok)
+    wcodes, fcodes = _pair_codes((r[watched_ops], R.id[watched_ops]), (r[f], R.id[f]))
+    f = f[np.isin(fcodes, wcodes)]
+    mine = completed_in("force")[f]
+    fd = first_done[f]
+    was_done = (fd >= 0) & (fd < f) & ~mine
+    report("force-result", f[(R.flag[f] != mine) | (R.flag[f] == was_done)])
+    lab_check = R.label_code("check")
+    ccheck = np.flatnonzero((kind == COMPLETE) & (R.label == lab_check) & req_ok & R.id_ok)
+    counts = np.bincount(req[ccheck], minlength=n)
+    chk = np.flatnonzero((kind == CHECK) & R.value_ok)
+    report("check-count", chk[counts[chk] != R.value[chk]])
+
+    _lost_wakeups(R, report, by_try, first_done)
+    _lost_operations(R, report, first_done, prev_adv, last_adv_of_run)
+    return viol, by_profile
+
+
+def lateness_histogram(R: _Rows) -> list[tuple[str, int, str, int, int]]:
+    """(impl, wheel level or -1, profile, fire - exp, count) over every fire with a deadline."""
+    kind, time = R.kind, R.time
+    fr = np.flatnonzero((kind == FIRE) & R.dl_ok)
+    level = np.full(fr.size, -1, np.int64)
+    known = R.delay_ok[fr] & R.wheel_ok[fr]
+    if known.any():
+        pairs = np.unique(np.stack([R.tick[fr][known], R.wheel[fr][known]], 1), axis=0)
+        for tk, wh in pairs:
+            sel = known & (R.tick[fr] == tk) & (R.wheel[fr] == wh)
+            level[sel] = np.searchsorted(np.asarray(level_thresholds(int(tk), int(wh)), np.int64),
+                                         R.delay[fr][sel], side="right")
+    lat_t = pa.table({"impl": R.impl[fr], "level": level, "prof": R.prof[fr], "late": time[fr] - R.dl[fr]})
+    g = lat_t.group_by(["impl", "level", "prof", "late"]).aggregate([("late", "count")]).to_pydict()
+    hist = [(R.impls[i], int(lv), PROFILES[p], int(lt), int(c)) for i, lv, p, lt, c in
+            zip(g["impl"], g["level"], g["prof"], g["late"], g["late_count"])]
+    return hist
+
+
+def _keys_table(R: _Rows, pos: np.ndarray, column: str, **extra: np.ndarray) -> pa.Table:
+    """(r, key, pos, extra...) for the rows ``pos``; a list column (keys, ops) is exploded."""
+    col = R.table.column(column).combine_chunks().take(pa.array(R.order[pos]))
+    if pa.types.is_list(col.type):
+        parents = pc.list_parent_indices(col).to_numpy(zero_copy_only=False)
+        values = pc.list_flatten(col)
+    else:
+        ok = ~col.is_null().to_numpy(zero_copy_only=False)
+        parents = np.flatnonzero(ok)
+        values = col.filter(pa.array(ok))
+    cols = {"r": R.r[pos][parents], "key": values, "pos": pos[parents]}
+    cols.update({k: v[parents] for k, v in extra.items()})
+    return pa.table(cols)
+
+
+def _lost_wakeups(R: _Rows, report: Any, by_try: np.ndarray, first_done: np.ndarray) -> None:
+    kind = R.kind
+    w = np.flatnonzero((kind == WATCH) & R.id_ok & ~(R.flag_ok & R.flag & by_try))
+    c = np.flatnonzero(kind == CHECK)
+    if w.size == 0 or c.size == 0:
+        return
+    W = _keys_table(R, w, "keys", op=R.id[w])
+    C = _keys_table(R, c, "key").rename_columns(["r", "key", "cpos"])
+    pairs = W.join(C, ["r", "key"], join_type="inner")
+    wp, cp, op = (pairs.column(x).to_numpy() for x in ("pos", "cpos", "op"))
+    fd = first_done[wp]
+    keep = (wp < cp) & ((fd < 0) | (fd > cp))
+    pairs = pairs.filter(pa.array(keep)).append_column("pid", pa.array(np.arange(int(keep.sum()))))
+    if pairs.num_rows == 0:
+        return
+    f = np.flatnonzero(kind == CFK)
+    if f.size:
+        F = _keys_table(R, f, "key").rename_columns(["r", "key", "fpos"])
+        j = pairs.join(F, ["r", "key"], join_type="inner")
+        hit = (j.column("fpos").to_numpy() > j.column("pos").to_numpy()) & \
+              (j.column("fpos").to_numpy() < j.column("cpos").to_numpy())
+        dropped = np.unique(j.column("pid").to_numpy()[hit])
+        pairs = pairs.filter(pa.array(~np.isin(pairs.column("pid").to_numpy(), dropped)))
+    s = np.flatnonzero((kind == SETC) & R.id_ok & R.flag_ok)
+    if s.size == 0 or pairs.num_rows == 0:
+        return
+    S = pa.table({"r": R.r[s], "op": R.id[s], "spos": s, "sflag": R.flag[s].astype(np.int64)})
+    j = pairs.join(S, ["r", "op"], join_type="inner")
+    sp = j.column("spos").to_numpy()
+    inside = (sp > j.column("pos").to_numpy()) & (sp < j.column("cpos").to_numpy())
+    j = j.filter(pa.array(inside))
+    if j.num_rows == 0:
+        return
+    packed = j.column("spos").to_numpy() * 2 + j.column("sflag").to_numpy()
+    j = j.append_column("packed", pa.array(packed))
+    last = j.group_by(["pid", "cpos"]).aggregate([("packed", "max")])
+    bad = last.filter(pc.equal(pc.bit_wise_and(last.column("packed_max"), 1), 1))
+    report("no-lost-wakeup", bad.column("cpos").to_numpy(), count=bad.num_rows)
+
+
+def _lost_operations(R: _Rows, report: Any, first_done: np.ndarray, prev_adv: np.ndarray,
+                     last_adv_of_run: np.ndarray) -> None:
+    kind = R.kind
+    w = np.flatnonzero((kind == WATCH) & R.id_ok & R.delay_ok)
+    fd = first_done[w]
+    w = w[(fd < 0) | (fd > w)]          # still on the timer after its watch
+    if w.size == 0:
+        return
+    gt = R.prof[w] == GT
+    nonpos = gt & (R.delay[w] <= 0)
+    out = [w[nonpos]]
+    fd = first_done[w]
+    end = np.where(fd >= 0, fd, -1)
+    f = np.flatnonzero((kind == CFK))
+    if f.size:
+        F = _keys_table(R, f, "ops").rename_columns(["r", "op", "fpos"])
+        Wt = pa.table({"r": R.r[w], "op": R.id[w], "pos": w})
+        j = Wt.join(F, ["r", "op"], join_type="inner")
+        after = j.filter(pc.greater(j.column("fpos"), j.column("pos")))
+        if after.num_rows:
+            g = after.group_by(["pos"]).aggregate([("fpos", "min")])
+            fp = _lookup(g.column("pos").to_numpy(), g.column("fpos_min").to_numpy(), w)
+            end = np.where((fp >= 0) & ((end < 0) | (fp < end)), fp, end)
+    A = np.where(end >= 0, prev_adv[np.maximum(end, 0)], last_adv_of_run[w])
+    Ac = np.maximum(A, 0)
+    E = _earliest(R.time[w] + R.delay[w], R.prof[w], R.tick[w])
+    lost = ~nonpos & (A >= 0) & (R.seq[Ac] > R.seq[w]) & (R.time[Ac] >= E)
+    out.append(w[lost])
+    report("no-lost-operation", np.concatenate(out))
