@@ -12,10 +12,11 @@ module                          what it is
 :mod:`.simulation`              ``Simulation``: the reference's per-operation API and events
 :mod:`.threadsafe`              ``LockedSimulation``, ``LockedTimer``: one lock around each call
 :mod:`.invariants`              the structural invariants the debug mode checks after every call
+:mod:`.kernelbuild`             one kernel source, two builds: fast, and checked (the debug mode's)
 ==============================  ===================================================================
 
-Importing this package is cheap (numba is loaded on first use of an engine class), because the
-``wheelspec`` command imports ``wheelspec.conformance.cli.bench`` for every invocation.
+Importing this package is cheap (numba is loaded on first use of an engine class), so that code
+which only names the engine (adapters, the command line's help) does not pay for the compiler.
 """
 
 from __future__ import annotations

@@ -1,21 +1,29 @@
 """The structural invariants of the array engine, checked by the debug mode after every call
 (``WHEELSPEC_DEBUG=1`` or ``debug=True``) and by the tests.  Plain numpy: slow, thorough, and
-independent of the compiled kernels it checks.  Each failure raises ``AssertionError`` naming the
-invariant."""
+independent of the compiled kernels it checks.  Each failure raises
+:class:`~wheelspec.spec.errors.InvariantError` (an ``AssertionError``) naming the invariant."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+from wheelspec.spec.errors import InvariantError
 
 from . import layout as L
 from . import purgatory_kernels as PK
 
+if TYPE_CHECKING:  # the wrappers import this module: no cycle at run time
+    from .purgatory import ArrayPurgatory
+    from .timer import ArrayTimer
+
 
 def _fail(what: str) -> None:
-    raise AssertionError(f"optimized engine invariant broken: {what}")
+    raise InvariantError(f"optimized engine invariant broken: {what}")
 
 
-def task_bits(timer) -> np.ndarray:  # type: ignore[no-untyped-def]
+def task_bits(timer: ArrayTimer) -> np.ndarray:
     """The liveness bitmap as one bool per task id; fails if it is not sized to the task table
     or has a bit set beyond it."""
     capacity = timer.tk.shape[0]
@@ -27,7 +35,7 @@ def task_bits(timer) -> np.ndarray:  # type: ignore[no-untyped-def]
     return bits[:capacity]
 
 
-def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
+def check_timer(timer: ArrayTimer) -> None:
     """Buckets, chunks, delay queue, levels and task locations of an :class:`~.timer.ArrayTimer`."""
     S, lv, bk, heap, tk, pid, pexp, cnext = (timer.S, timer.lv, timer.bk, timer.heap, timer.tk, timer.pid,
                                              timer.pexp, timer.cnext)
@@ -128,7 +136,7 @@ def check_timer(timer) -> None:  # type: ignore[no-untyped-def]
         _fail(f"chunks leaked: {free} free + {seen_chunks} used != {nchunks}")
 
 
-def check_purgatory(p) -> None:  # type: ignore[no-untyped-def]
+def check_purgatory(p: ArrayPurgatory) -> None:
     """Watch lists and counters of an :class:`~.purgatory.ArrayPurgatory` (and its timer)."""
     check_timer(p.timer)
     P, kt, we, opt = p.P, p.kt, p.we, p.opt

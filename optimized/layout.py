@@ -11,9 +11,10 @@ Timer (models Kafka's ``SystemTimer`` + ``TimingWheel`` + ``TimerTaskList`` + ``
                                     ``current_time``, (to place entries without dividing)
                                     ``current_time // tick`` and that modulo W, and the end of
                                     the level's window ``current_time + tick * W`` (an entry
-                                    belongs to the lowest level whose window end exceeds it).  Level 0 exists from the start; level L+1 is
-                                    created on demand (Kafka's overflow wheel) and ``S[NLEV]``
-                                    counts the levels created so far.
+                                    belongs to the lowest level whose window end exceeds it).
+                                    Level 0 exists from the start; level L+1 is created on demand
+                                    (Kafka's overflow wheel) and ``S[NLEV]`` counts the levels
+                                    created so far.
 * ``bk``    int64[max_levels*W, 4]  one record per bucket (``TimerTaskList``): its expiration (-1:
                                     no window), the first and last chunk of its entries, and how
                                     many slots it has used (live entries and tombstones).
@@ -58,6 +59,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from wheelspec.spec import limits as _limits
+
 #: Slots of a bucket chunk.  64 int32 ids = 256 bytes = 4 cache lines: long enough for the hardware
 #: prefetcher, short enough that a nearly empty bucket wastes little.
 CHUNK = 64
@@ -73,8 +76,15 @@ FREE = 6       # head of the free-chunk list (-1: empty)
 NFREE = 7      # chunks on the free list
 NOUT = 8       # rows of the output buffer filled so far (fired tasks)
 NEED = 9       # set by a kernel that stopped for lack of room: how much it needs
-ERROR = 10     # non-zero: a kernel met an impossible state (see kernels.ERR_*)
-S_LEN = 16
+ERROR = 10     # non-zero: a kernel met an impossible state (ERR_* below)
+DIAG = 16      # S[DIAG:DIAG + DIAG_LEN]: what a checked kernel saw when one of its checks failed:
+DIAG_LEN = 8   # the check's code, then up to 7 state values (timer_kernels.CHECKS names them)
+S_LEN = 24
+
+# -- S[ERROR] codes: states the proofs say cannot happen; the wrapper raises if one is set ---------
+ERR_LEVELS = 1  # a new overflow level would exceed the level table
+ERR_HEAP = 2    # the delay queue would hold more entries than there are buckets
+ERR_CHECK = 3   # a check of the checked build failed (debug mode; S[DIAG:] says which and what)
 
 # -- lv columns -------------------------------------------------------------------------------------
 LV_TICK = 0
@@ -98,10 +108,10 @@ NEED_OUT = 2
 
 #: Every expiration the accepted ranges allow satisfies ``|exp - current_time| < 2**44`` (see
 #: :mod:`wheelspec.spec.limits`).
-EXP_SPAN = 2**44
+EXP_SPAN = _limits.EXP_SPAN  # defined once, in the spec
 
 #: Largest dense task id + 1 (pool slots hold int32 ids).
-MAX_CAPACITY = 2**31 - 1
+MAX_CAPACITY = _limits.MAX_ID
 
 
 def live_words(capacity: int) -> int:
@@ -194,3 +204,64 @@ def grow_rows(a: np.ndarray, at_least: int, fill: int) -> np.ndarray:
     b = np.full((new,) + a.shape[1:], fill, a.dtype)
     b[:old] = a
     return b
+
+
+# -- the relations this layout rests on, asserted at import ------------------------------------------
+# (TigerBeetle's comptime asserts, tokio's asserts beside its constants: a constant changed without
+# its partners fails here, at import, instead of as a wrong index inside a compiled kernel.)
+
+_S_SLOTS = {"TICK": TICK, "WSIZE": WSIZE, "NLEV": NLEV, "MAXLEV": MAXLEV, "COUNT": COUNT, "HEAPN": HEAPN,
+            "FREE": FREE, "NFREE": NFREE, "NOUT": NOUT, "NEED": NEED, "ERROR": ERROR}
+assert len(set(_S_SLOTS.values())) == len(_S_SLOTS), \
+    f"S slots must be distinct: two names on one slot make two counters one ({_S_SLOTS})"
+assert all(0 <= v < DIAG for v in _S_SLOTS.values()), \
+    f"every named S slot must lie below the diagnostic area S[{DIAG}:]: a failing check writes there"
+assert DIAG_LEN >= 2 and DIAG + DIAG_LEN <= S_LEN, \
+    f"the diagnostic area S[{DIAG}:{DIAG + DIAG_LEN}] (a check's code and its values) must fit in S_LEN={S_LEN}"
+assert sorted((LV_TICK, LV_CUR, LV_CVID, LV_CIDX, LV_END)) == list(range(LV_COLS)), \
+    "lv columns must be distinct and fill the LV_COLS columns of a level row"
+assert sorted((B_EXP, B_HEAD, B_TAIL, B_NSLOTS)) == list(range(BK_COLS)), \
+    "bk columns must be distinct and fill the BK_COLS columns of a bucket row"
+assert DONE == 0 and len({DONE, NEED_CHUNKS, NEED_OUT}) == 3, \
+    "kernel status codes must be distinct, DONE 0: a wrapper grows what the status names and resumes until DONE"
+assert len({0, ERR_LEVELS, ERR_HEAP, ERR_CHECK}) == 4, \
+    "S[ERROR] codes must be distinct and non-zero: 0 means no error, and the wrapper's message depends on the code"
+
+assert CHUNK > 0 and CHUNK & (CHUNK - 1) == 0, \
+    f"CHUNK={CHUNK} must be a power of 2: the kernels find a slot's place in its tail chunk as nslots & (CHUNK - 1)"
+assert CHUNK * np.dtype(np.int32).itemsize % 64 == 0, \
+    "a chunk's int32 ids must fill whole 64-byte cache lines: the flush reads chunks line by line"
+
+# Ids and chunk numbers are int32 (pid, cnext); the bitmap has 64-bit words.
+_I32_MAX = int(np.iinfo(np.int32).max)
+assert MAX_CAPACITY - 1 <= _I32_MAX, \
+    f"pid holds task ids as int32: the largest dense id {MAX_CAPACITY - 1} must fit (MAX_CAPACITY={MAX_CAPACITY})"
+assert MAX_CAPACITY - 1 <= _limits.MAX_ID, \
+    "a dense row must be an id the limits accept (wheelspec.spec.limits.MAX_ID)"
+assert np.dtype(np.uint64).itemsize * 8 == 64 == 1 << 6, \
+    "the liveness bitmap's words are 64 bits: the kernels take id >> 6 as the word and id & 63 as the bit"
+assert (live_words(1), live_words(64), live_words(65)) == (1, 1, 2) and live_words(MAX_CAPACITY) * 64 >= MAX_CAPACITY, \
+    "live_words must give one bit per id"
+
+# Spans: every expiration the limits accept is within EXP_SPAN of every accepted clock reading, and the
+# level table sized by it (max_levels) holds every level that can be created, with int64 arithmetic.
+assert _limits.MIN_DELAY_MS == -_limits.MAX_DELAY_MS and _limits.MAX_TIME_MS + _limits.MAX_DELAY_MS < EXP_SPAN, \
+    (f"|now + delay - current_time| <= MAX_TIME_MS + MAX_DELAY_MS must stay below EXP_SPAN={EXP_SPAN}: "
+     "max_levels sizes the level table by EXP_SPAN, and a level beyond the table is ERR_LEVELS")
+assert _limits.MAX_TIME_MS + EXP_SPAN + 2 * _limits.MAX_WHEEL_SIZE * EXP_SPAN < 2**63, \
+    "the window end of the highest level that can be created (interval < 2 * W * EXP_SPAN) must fit int64"
+_MAX_BUCKETS = 0
+for _tick in (1, 2, 3, 7, 1000, _limits.MAX_TICK_MS - 1, _limits.MAX_TICK_MS):
+    for _w in (_limits.MIN_WHEEL_SIZE, 3, 20, 255, 256, _limits.MAX_WHEEL_SIZE - 1, _limits.MAX_WHEEL_SIZE):
+        _rows = max_levels(_tick, _w)
+        # Level rows - 2 is the highest that can ever be created (it holds everything within EXP_SPAN);
+        # the last row is the margin the invariant check watches.
+        assert (_w - 1) * _tick * _w ** (_rows - 2) >= EXP_SPAN, \
+            f"max_levels({_tick}, {_w}) = {_rows}: its last row but one must hold every expiration within EXP_SPAN"
+        assert _limits.MAX_TIME_MS + EXP_SPAN + _tick * _w ** (_rows - 1) < 2**63, \
+            f"max_levels({_tick}, {_w}): the highest level's window end must fit int64"
+        _MAX_BUCKETS = max(_MAX_BUCKETS, _rows * _w)
+assert 3 * (MAX_CAPACITY // CHUNK + 1 + _MAX_BUCKETS) // 2 + 16 <= _I32_MAX, \
+    ("cnext holds chunk numbers as int32: a full pool (every id pending, a tail chunk per bucket, and "
+     "grow_chunks' slack of half) must be numbered below 2**31")
+del _tick, _w, _rows

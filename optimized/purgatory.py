@@ -12,14 +12,18 @@ force); an ``expire`` completion is followed by ``onExpiration`` (wheelspec's ``
 
 Batch API: ``watch_many``, ``set_completable_many``, ``check_many``, ``force_complete_many``,
 ``cancel_for_key``, ``advance_to``; queries ``watched()``, ``num_delayed()``, ``estimated``.
+
+Debug mode (``debug=True`` or ``WHEELSPEC_DEBUG=1``) runs the checked builds of the purgatory's and
+its timer's kernels (a failed check raises :class:`~wheelspec.spec.errors.InvariantError` with the
+state it saw) and checks every structural invariant after each call.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from wheelspec.spec.limits import (MAX_DELAY_MS, MIN_DELAY_MS, RangeError, check_key,
-                                   check_purge_interval, check_range)
+from wheelspec.spec.errors import InvariantError
+from wheelspec.spec.limits import MAX_DELAY_MS, MIN_DELAY_MS, RangeError, check_key, check_purge_interval, check_range
 
 from . import layout as L
 from . import purgatory_kernels as PK
@@ -46,6 +50,8 @@ class ArrayPurgatory:
                  purge_interval: int = 1000, capacity: int = 1024, debug: bool | None = None) -> None:
         self.purge_interval = check_purge_interval(purge_interval)
         self.debug = debug_default() if debug is None else bool(debug)
+        #: The kernels: the fast build (the module) or, in debug mode, the checked build.
+        self._PK = PK.checked_kernels() if self.debug else PK
         self.timer = ArrayTimer(tick_ms, wheel_size, start_ms, capacity, debug=self.debug)
         self.P = np.zeros(PK.P_LEN, np.int64)
         self.opt = np.zeros((capacity, 3), np.int8)
@@ -139,7 +145,9 @@ class ArrayPurgatory:
         self._room_entries(kids.shape[0])
         self._room_log(ops_a.shape[0])
         tout = np.empty(ops_a.shape[0], np.int64)
-        m = PK.watch_range(self.P, self.opt, self.kt, self.we, self.lg, ops_a, kstart, kids, tout)
+        m = self._PK.watch_range(self.P, self.opt, self.kt, self.we, self.lg, ops_a, kstart, kids, tout)
+        if self.debug:
+            self._check_error()
         results = self.opt[ops_a, PK.O_DONE].astype(bool)
         if m:
             idx = tout[:m]
@@ -159,8 +167,8 @@ class ArrayPurgatory:
         check_bounds("key_ids", kids, 0, self.num_keys - 1)
         counts = np.zeros(kids.shape[0], np.int64)
         self._room_log(self.watched())
-        PK.check_range(self.P, self.opt, self.kt, self.we, self.lg, self.timer.S, self.timer.live,
-                       kids, counts)
+        self._PK.check_range(self.P, self.opt, self.kt, self.we, self.lg, self.timer.S, self.timer.live,
+                             kids, counts)
         self._after()
         return counts, self._take_log()
 
@@ -169,7 +177,7 @@ class ArrayPurgatory:
         ops_a = self._known_ops(ops)
         res = np.zeros(ops_a.shape[0], np.int8)
         self._room_log(ops_a.shape[0])
-        PK.force_range(self.P, self.opt, self.lg, self.timer.S, self.timer.live, ops_a, res)
+        self._PK.force_range(self.P, self.opt, self.lg, self.timer.S, self.timer.live, ops_a, res)
         self._after()
         return res.astype(bool), self._take_log()
 
@@ -177,7 +185,7 @@ class ArrayPurgatory:
         """``cancelForKey``: the ids that were listed under the key (watch order, repeats kept)."""
         kid = check_range("key id", key_id, 0, self.num_keys - 1)
         self._room_log(int(self.kt[kid, PK.K_LEN]))
-        PK.cancel_key(self.P, self.kt, self.we, self.lg, self.timer.S, self.timer.live, kid)
+        self._PK.cancel_key(self.P, self.kt, self.we, self.lg, self.timer.S, self.timer.live, kid)
         self._after()
         return self._take_log()[0]
 
@@ -187,7 +195,7 @@ class ArrayPurgatory:
         fired, _ = self.timer.advance_to(time_ms)
         self._expire(fired)
         report = None
-        if PK.purge(self.P, self.opt, self.kt, self.we, self.num_keys, self.timer.size(), self.purge_interval):
+        if self._PK.purge(self.P, self.opt, self.kt, self.we, self.num_keys, self.timer.size(), self.purge_interval):
             report = PurgeReport(int(self.P[PK.P_BEFORE]), self.timer.size(), int(self.P[PK.P_PURGED]))
         self._after()
         return self._take_log(), report
@@ -200,7 +208,9 @@ class ArrayPurgatory:
     def _expire(self, fired: np.ndarray) -> None:
         if fired.shape[0]:
             self._room_log(fired.shape[0])
-            PK.expire_range(self.P, self.opt, self.lg, fired)
+            self._PK.expire_range(self.P, self.opt, self.lg, fired)
+            if self.debug:
+                self._check_error()
 
     def _new_ops(self, ops: object) -> np.ndarray:
         a = as_int_array("ops", ops)
@@ -236,7 +246,7 @@ class ArrayPurgatory:
                 raise ValueError("key_ids rows must not be empty (Kafka: the watch key list can't be empty)")
             kstart = np.arange(n + 1, dtype=np.int64) * key_ids.shape[1]
         else:
-            rows = list(key_ids)  # type: ignore[call-overload]
+            rows = list(key_ids)  # type: ignore[call-overload]  # any iterable of key rows, not only arrays
             if len(rows) != n:
                 raise ValueError(f"ops and key_ids differ in length: {n} != {len(rows)}")
             lens = np.array([len(r) for r in rows], np.int64)
@@ -272,8 +282,13 @@ class ArrayPurgatory:
         self.P[PK.P_NLOG] = 0
         return self.lg[:n, 0].copy(), self.lg[:n, 1].copy()
 
+    def _check_error(self) -> None:
+        if self.P[PK.P_ERROR]:
+            raise InvariantError(PK.describe_check(self.P))
+
     def _after(self) -> None:
         if self.debug:
+            self._check_error()  # the kernels not checked where they are called
             from .invariants import check_purgatory
             check_purgatory(self)
 

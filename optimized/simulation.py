@@ -4,8 +4,8 @@ recorded events as :class:`wheelspec.reference.Simulation` (profile ``kafka``).
 One simulation owns a manual clock, an :class:`~.timer.ArrayTimer` for plain tasks and an
 :class:`~.purgatory.ArrayPurgatory` (with a timer of its own), exactly as the reference owns a
 ``SystemTimer`` and a ``DelayedOperationPurgatory``.  Task and operation ids may be any int in
-``[0, 2**31 - 1]``: they are mapped to dense rows by a dict here, so the engine's arrays stay as
-large as the number of distinct ids, not as the largest id.
+``[0, MAX_ID]`` (:data:`wheelspec.spec.limits.MAX_ID`): they are mapped to dense rows by a dict
+here, so the engine's arrays stay as large as the number of distinct ids, not as the largest id.
 
 This class pays a Python call per operation (about a microsecond or more); for throughput use the
 batch APIs of :class:`~.timer.ArrayTimer` and :class:`~.purgatory.ArrayPurgatory` directly.
@@ -19,15 +19,16 @@ import numpy as np
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 from wheelspec.spec.history import History
-from wheelspec.spec.limits import check_delay, check_key, check_keys, check_range, check_time
+from wheelspec.spec.limits import MAX_ID, check_delay, check_key, check_keys, check_range, check_time
+from wheelspec.spec.profiles import KAFKA, PROFILE_NAMES, behaviour
 
 from . import layout as L
 from .purgatory import ArrayPurgatory, Key
 from .purgatory_kernels import VIA_EXPIRE, VIAS
 from .timer import ArrayTimer
 
-PROFILES = ("kafka",)
-MAX_ID = 2**31 - 1
+#: the profiles the engine implements (Kafka's SystemTimer)
+PROFILES = (KAFKA,)
 
 
 class _IdMap:
@@ -56,10 +57,12 @@ class Simulation:
     """Drop-in for :class:`wheelspec.reference.Simulation` backed by the array engine."""
 
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
-                 purge_interval: int = 1000, profile: str = "kafka", debug: bool | None = None) -> None:
-        if profile == "strict-gt":
-            raise NotImplementedError("the optimized engine implements profile 'kafka' (SystemTimer) only; "
-                                      "use wheelspec.reference.Simulation for 'strict-gt' (MockTimer)")
+                 purge_interval: int = 1000, profile: str = KAFKA, debug: bool | None = None) -> None:
+        if profile not in PROFILES and profile in PROFILE_NAMES and behaviour(profile).kafka_class is not None:
+            # another Kafka class's contract: the reference models it
+            raise NotImplementedError(f"the optimized engine implements profile {KAFKA!r} (SystemTimer) only; "
+                                      f"use wheelspec.reference.Simulation for {profile!r} "
+                                      f"({behaviour(profile).kafka_class})")
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES} for the optimized engine, got {profile!r}")
         self.profile = profile

@@ -17,6 +17,8 @@ import functools
 import threading
 from typing import Any
 
+from wheelspec.spec.history import History
+
 from .simulation import Simulation
 from .timer import ArrayTimer
 
@@ -43,7 +45,7 @@ _SIM_METHODS = ("add", "cancel", "advance_to", "size", "watch", "set_completable
 _TIMER_METHODS = ("add", "cancel", "add_many", "cancel_many", "advance_to", "size", "reserve", "levels")
 
 
-class LockedSimulation(_locked(Simulation, _SIM_METHODS)):  # type: ignore[misc]
+class LockedSimulation(_locked(Simulation, _SIM_METHODS)):  # type: ignore[misc]  # a base built at run time
     """:class:`~.simulation.Simulation` with every call under one lock.  ``history`` is the inner
     simulation's; read it when no call is in flight (or under ``lock``)."""
 
@@ -56,7 +58,7 @@ class LockedSimulation(_locked(Simulation, _SIM_METHODS)):  # type: ignore[misc]
         return self._lock
 
     @property
-    def history(self):  # type: ignore[no-untyped-def]
+    def history(self) -> History:
         return self._inner.history
 
     @property
@@ -65,7 +67,7 @@ class LockedSimulation(_locked(Simulation, _SIM_METHODS)):  # type: ignore[misc]
             return self._inner.now
 
 
-class LockedTimer(_locked(ArrayTimer, _TIMER_METHODS)):  # type: ignore[misc]
+class LockedTimer(_locked(ArrayTimer, _TIMER_METHODS)):  # type: ignore[misc]  # a base built at run time
     """:class:`~.timer.ArrayTimer` with every call under one lock."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -23,8 +23,10 @@ delays outside :data:`wheelspec.spec.limits.MIN_DELAY_MS` .. ``MAX_DELAY_MS``, t
 ``[now, MAX_TIME_MS]``, non-integer arrays and length mismatches raise a one-line error naming the
 argument and the first offending position.  That is what keeps the kernels in bounds.
 
-Debug mode (``debug=True`` or the environment variable ``WHEELSPEC_DEBUG=1``) checks every
-structural invariant (:mod:`.invariants`) after each call.
+Debug mode (``debug=True`` or the environment variable ``WHEELSPEC_DEBUG=1``) runs the checked
+build of the kernels (:func:`.timer_kernels.checked_kernels`: hot-path assertions with the state
+they saw, raised as :class:`~wheelspec.spec.errors.InvariantError`) and checks every structural
+invariant (:mod:`.invariants`) after each call.
 """
 
 from __future__ import annotations
@@ -33,12 +35,19 @@ import os
 
 import numpy as np
 
-from wheelspec.spec.limits import (MAX_DELAY_MS, MAX_TIME_MS, MIN_DELAY_MS, RangeError, check_range,
-                                   check_tick, check_time, check_wheel_size)
+from wheelspec.spec.errors import InvariantError
+from wheelspec.spec.limits import (
+    MAX_DELAY_MS,
+    MIN_DELAY_MS,
+    RangeError,
+    check_range,
+    check_tick,
+    check_time,
+    check_wheel_size,
+)
 
 from . import layout as L
 from . import timer_kernels as K
-
 
 #: Batches of at least this many adds take the two-pass kernel (``add_batch``); smaller ones, and
 #: every per-operation add, the fused loop (``add_range``), whose set-up costs less.
@@ -84,6 +93,9 @@ class ArrayTimer:
         self.tick_ms = tick_ms
         self.wheel_size = wheel_size
         self.debug = debug_default() if debug is None else bool(debug)
+        #: The kernels this timer runs: the fast build (the module itself, so that its attributes
+        #: are looked up at each call), or in debug mode the checked build.
+        self._K = K.checked_kernels() if self.debug else K
         self._now = start_ms
         arrays = L.new_timer_arrays(tick_ms, wheel_size, start_ms, capacity,
                                     chunks=64)
@@ -151,7 +163,8 @@ class ArrayTimer:
         if bad >= 0:
             n = ids_a.shape[0]
             if bad < n:
-                raise RangeError(f"ids[{bad}]={int(ids_a[bad])} is outside the allowed range [0, {self.tk.shape[0] - 1}]")
+                raise RangeError(f"ids[{bad}]={int(ids_a[bad])} is outside the allowed range "
+                                 f"[0, {self.tk.shape[0] - 1}]")
             raise RangeError(f"delays[{bad - n}]={int(d[bad - n])} is outside the allowed range "
                              f"[{MIN_DELAY_MS}, {MAX_DELAY_MS}]")
         self._add(ids_a, d, self._now)  # expirations are delays + now, computed in the kernel
@@ -160,7 +173,9 @@ class ArrayTimer:
     def cancel_many(self, ids: object) -> np.ndarray:
         ids_a = self._ids("ids", ids)
         res = np.empty(ids_a.shape[0], np.int8)
-        K.cancel_range(self.S, self.live, ids_a, res)
+        if self.debug:
+            self._check_cancels(ids_a)
+        self._K.cancel_range(self.S, self.live, ids_a, res)
         self._after()
         return res.astype(bool)
 
@@ -184,7 +199,10 @@ class ArrayTimer:
 
     def cancel(self, task_id: int) -> bool:
         t = check_range("task id", task_id, 0, self.tk.shape[0] - 1)
-        r = bool(K.cancel_one(self.S, self.live, t))
+        if self.debug:
+            self._one_id[0] = t
+            self._check_cancels(self._one_id)
+        r = bool(self._K.cancel_one(self.S, self.live, t))
         self._after()
         return r
 
@@ -221,13 +239,14 @@ class ArrayTimer:
             if self.S[L.NFREE] < want:
                 self.pid, self.pexp, self.cnext = L.grow_chunks(self.S, self.pid, self.pexp, self.cnext,
                                                                 want - int(self.S[L.NFREE]))
+        kernels = self._K
         while True:
             if n >= BATCH_MIN:
-                i = K.add_batch(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
-                                self.cnext, self.out, ids, exps, base, i, self.scr)
+                i = kernels.add_batch(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
+                                      self.cnext, self.out, ids, exps, base, i, self.scr)
             else:
-                i = K.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
-                                self.cnext, self.out, ids, exps, base, i)
+                i = kernels.add_range(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
+                                      self.cnext, self.out, ids, exps, base, i)
             self._check_error()
             if i >= n:
                 break
@@ -240,9 +259,10 @@ class ArrayTimer:
         self._after()
 
     def _advance(self, now: int) -> None:
+        kernels = self._K
         while True:
-            status = K.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp, self.cnext,
-                               self.out, self.sids, self.sexps, now)
+            status = kernels.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
+                                     self.cnext, self.out, self.sids, self.sexps, now)
             self._check_error()
             if status == L.DONE:
                 break
@@ -267,7 +287,14 @@ class ArrayTimer:
 
     def _check_error(self) -> None:
         if self.S[L.ERROR]:
+            if self.S[L.ERROR] == L.ERR_CHECK:
+                raise InvariantError(K.describe_check(self.S))
             raise RuntimeError(f"optimized timer: internal invariant broken (error code {int(self.S[L.ERROR])})")
+
+    def _check_cancels(self, ids: np.ndarray) -> None:
+        """Debug mode, before a cancel: each pending task's entry is where its location says."""
+        self._K.check_cancels(self.S, self.live, self.tk, self.pid, ids)
+        self._check_error()
 
     def _after(self) -> None:
         # S[NEED] only carries a stopped kernel's request to the loop that grew the buffer; clear
@@ -275,6 +302,7 @@ class ArrayTimer:
         # API (or batch size) made them and where a buffer ran out on the way.
         self.S[L.NEED] = 0
         if self.debug:
+            self._check_error()  # a cancel's failed check (the add and advance loops check their own)
             from .invariants import check_timer
             check_timer(self)
 

@@ -16,22 +16,63 @@ Rules these kernels keep:
   bucket.
 * ``error_model="numpy"``: integer division by zero cannot happen here (ticks >= 1, W >= 2), and
   without Python's zero check the divisions in the placement loop have no extra branch.
+
+The kernels below are plain functions compiled twice by :func:`make_kernels` (see
+:mod:`.kernelbuild`): the fast build, whose dispatchers are this module's attributes of the same
+names, and the checked build (:func:`checked_kernels`, used by the debug mode), where every
+``if CHECKED:`` block is compiled in.  Those blocks assert, per entry, what the proofs and the
+invariants say (:data:`CHECKS` lists them); a failed check records its code and the state it saw
+in ``S[DIAG:]`` (:func:`_fail`), sets ``S[ERROR] = ERR_CHECK`` and stops the kernel.  In the fast
+build they are pruned before typing: its machine code is the code without them.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import numpy as np
 from numba import njit
 
-from .layout import (B_EXP, B_HEAD, B_NSLOTS, B_TAIL, CHUNK, COUNT, DONE, ERROR, FREE, HEAPN, LV_CIDX, LV_CUR,
-                     LV_CVID, LV_END, LV_TICK, MAXLEV, NEED, NEED_CHUNKS, NEED_OUT, NFREE, NLEV, NOUT, WSIZE)
+from .kernelbuild import build
+from .layout import (
+    B_EXP,
+    B_HEAD,
+    B_NSLOTS,
+    B_TAIL,
+    CHUNK,
+    COUNT,
+    DIAG,
+    DIAG_LEN,
+    DONE,
+    ERR_CHECK,
+    ERR_HEAP,
+    ERR_LEVELS,
+    ERROR,
+    EXP_SPAN,
+    FREE,
+    HEAPN,
+    LV_CIDX,
+    LV_CUR,
+    LV_CVID,
+    LV_END,
+    LV_TICK,
+    MAXLEV,
+    NEED,
+    NEED_CHUNKS,
+    NEED_OUT,
+    NFREE,
+    NLEV,
+    NOUT,
+    WSIZE,
+)
 from .prefetch import prefetch_write
 
-#: ``S[ERROR]`` codes: states the proofs say cannot happen; the wrapper raises if one is set.
-ERR_LEVELS = 1      # a new overflow level would exceed the level table
-ERR_HEAP = 2        # the delay queue would hold more entries than there are buckets
+JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 
-JIT = dict(cache=True, nogil=True, error_model="numpy")
+#: Compile-time constant of a build (see :mod:`.kernelbuild`): each build's copy of this module's
+#: globals sets it; ``if CHECKED:`` blocks exist only in the checked build.
+CHECKED = False
 
 #: Hot loops index with ``U(i)``: every such index is non-negative by construction (ids and
 #: delays are validated before any kernel runs; slots, buckets and levels come from the arrays
@@ -42,8 +83,124 @@ U = np.uint64
 #: How many ids ahead ``cancel_range`` starts fetching a task's bitmap word.
 PF_AHEAD = 32
 
+# -- the checks of the checked build ------------------------------------------------------------------
+# A failed check stores its code in S[DIAG] and the values CHECKS names in S[DIAG + 1:].
+CK_SPAN = 1
+CK_LIVE = 2
+CK_COUNT = 3
+CK_FLUSHED = 4
+CK_LEVEL = 5
+CK_WINDOW = 6
+CK_NSLOTS = 7
+CK_REUSE = 8
+CK_FREE = 9
+CK_SLOT = 10
+CK_ROOM = 11
+CK_BATCH_DUE = 12
+CK_BATCH_BUCKET = 13
+CK_BLOCK_LIVE = 14
+CK_BLOCK_COUNT = 15
+CK_BLOCK_NSLOTS = 16
+CK_BLOCK_REUSE = 17
+CK_BLOCK_FREE = 18
+CK_BLOCK_SLOT = 19
+CK_QUEUE = 20
+CK_BUCKET = 21
+CK_CHAIN = 22
+CK_FLUSH_LIVE = 23
+CK_FLUSH_WINDOW = 24
+CK_CASCADE = 25
+CK_FLUSH_COUNT = 26
+CK_CANCEL_COUNT = 27
+CK_CANCEL1_COUNT = 28
+CK_CANCEL_LIVE = 29
+CK_BATCH_ROOM = 30
 
-@njit(**JIT)
+_ENTRY = ("task", "exp")
+#: code -> (kernel, the rule that failed, names of the values in ``S[DIAG + 1:]``).
+CHECKS: dict[int, tuple[str, str, tuple[str, ...]]] = {
+    CK_SPAN: ("_place_range", "an expiration is within EXP_SPAN of the level-0 clock", _ENTRY + ("clock",)),
+    CK_LIVE: ("_place_range", "a pending task's location holds its entry (bitmap bit agrees with the location)",
+              ("task", "location", "slot holds")),
+    CK_COUNT: ("_place_range", "the task counter never goes negative", ("task", "count")),
+    CK_FLUSHED: ("_place_range", "an entry re-added by a flush is pending (its bit is set)", _ENTRY),
+    CK_LEVEL: ("_place_range", "an entry goes to the lowest level whose window reaches its expiration",
+               _ENTRY + ("level", "window end below (due below at level 0)", "window end", "levels")),
+    CK_WINDOW: ("_place_range", "the computed bucket's window contains the expiration and is one of the level's W",
+                _ENTRY + ("level", "bucket", "window start", "tick", "level clock")),
+    CK_NSLOTS: ("_place_range", "a bucket's slot count is not negative and its tail chunk is in the pool",
+                ("bucket", "slots", "tail chunk", "chunks")),
+    CK_REUSE: ("_place_range", "a bucket changes its window only when empty (the bucket-reuse rule)",
+               ("bucket", "old window", "new window", "slots")),
+    CK_FREE: ("_place_range", "a chunk taken from the free list is in the pool",
+              ("bucket", "chunk", "free chunks", "chunks")),
+    CK_SLOT: ("_place_range", "a bucket's next slot is empty", ("task", "slot", "slot holds", "bucket")),
+    CK_ROOM: ("add_range", "output rows and free chunks are within their buffers",
+              ("rows filled", "rows", "free chunks", "position", "batch")),
+    CK_BATCH_ROOM: ("add_batch", "output rows and free chunks are within their buffers",
+                    ("rows filled", "rows", "free chunks", "position", "batch")),
+    CK_BATCH_DUE: ("add_batch", "an entry _bucket_block marked due is due", _ENTRY + ("due below",)),
+    CK_BATCH_BUCKET: ("add_batch", "_bucket_block's bucket is on the lowest level reaching the expiration, and its "
+                      "window contains it", _ENTRY + ("level", "bucket", "window start", "tick", "level clock")),
+    CK_BLOCK_LIVE: ("_place_block", "a pending task's location holds its entry (bitmap bit agrees with the location)",
+                    ("task", "location", "slot holds")),
+    CK_BLOCK_COUNT: ("_place_block", "the task counter never goes negative", ("task", "count")),
+    CK_BLOCK_NSLOTS: ("_place_block", "a bucket's slot count is not negative and its tail chunk is in the pool",
+                      ("bucket", "slots", "tail chunk", "chunks")),
+    CK_BLOCK_REUSE: ("_place_block", "a bucket changes its window only when empty (the bucket-reuse rule)",
+                     ("bucket", "old window", "new window", "slots")),
+    CK_BLOCK_FREE: ("_place_block", "a chunk taken from the free list is in the pool",
+                    ("bucket", "chunk", "free chunks", "chunks")),
+    CK_BLOCK_SLOT: ("_place_block", "a bucket's next slot is empty", ("task", "slot", "slot holds", "bucket")),
+    CK_QUEUE: ("advance", "the delay queue's head is a bucket with a window",
+               ("bucket", "expiration", "queued", "buckets", "now")),
+    CK_BUCKET: ("advance", "a queued bucket has slots and its first chunk is in the pool",
+                ("bucket", "expiration", "slots", "head chunk", "chunks")),
+    CK_CHAIN: ("advance", "a bucket's chain of chunks stays in the pool", ("bucket", "chunk", "slots left", "chunks")),
+    CK_FLUSH_LIVE: ("advance",
+                    "a pending entry in a flushed bucket is its task's latest (bit agrees with the location)",
+                    ("task", "slot", "location", "bucket")),
+    CK_FLUSH_WINDOW: ("advance", "a flushed entry lies in its bucket's window",
+                      _ENTRY + ("bucket", "window start", "tick")),
+    CK_CASCADE: ("advance", "a flush moves each entry strictly down a level, or fires it (level 0)",
+                 _ENTRY + ("level", "bound (window end below, or due below)", "now")),
+    CK_FLUSH_COUNT: ("advance", "the task counter never goes negative", ("bucket", "count", "entries taken")),
+    CK_CANCEL_COUNT: ("cancel_range", "the task counter never goes negative", ("task", "count", "position")),
+    CK_CANCEL1_COUNT: ("cancel_one", "the task counter never goes negative", ("task", "count")),
+    CK_CANCEL_LIVE: ("check_cancels", "a pending task's location holds its entry (bitmap bit agrees with the location)",
+                     ("task", "location", "slot holds", "position")),
+}
+
+
+_CODES = {name: code for name, code in globals().items() if name.startswith("CK_")}
+assert sorted(_CODES.values()) == sorted(CHECKS) and 0 not in CHECKS, \
+    f"every check code must be distinct, non-zero and described in CHECKS ({_CODES})"
+assert DIAG_LEN == 8 and all(len(names) <= DIAG_LEN - 1 for _, _, names in CHECKS.values()), \
+    "_fail stores a check's code and 7 values in S[DIAG:DIAG + 8]"
+
+
+def describe_check(S: np.ndarray) -> str:
+    """The message for a failed check of the checked build (``S[ERROR] == ERR_CHECK``)."""
+    code = int(S[DIAG])
+    kernel, rule, names = CHECKS.get(code, ("?", f"unknown check {code}", ()))
+    values = ", ".join(f"{name}={int(S[DIAG + 1 + k])}" for k, name in enumerate(names))
+    return f"optimized engine invariant broken in checked kernel {kernel}: {rule} ({values})"
+
+
+def _fail(S, check, v1, v2, v3, v4, v5, v6, v7):
+    """Checked build: record a failed check (the first one only) for the wrapper to raise."""
+    if S[ERROR] == 0:
+        S[ERROR] = ERR_CHECK
+        S[DIAG] = check
+        S[DIAG + 1] = v1
+        S[DIAG + 2] = v2
+        S[DIAG + 3] = v3
+        S[DIAG + 4] = v4
+        S[DIAG + 5] = v5
+        S[DIAG + 6] = v6
+        S[DIAG + 7] = v7
+
+
 def _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, lo, hi, flushed):
     """Add the entries ``(ids[i], exps[i] + base)`` for ``lo <= i < hi``, in order (``base`` is the
     clock reading when ``exps`` holds delays, 0 when it holds expirations): Kafka's
@@ -80,13 +237,30 @@ def _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, ba
         exp = exps[U(i)] + base
         word = U(t) >> U(6)
         bit = U(1) << (U(t) & U(63))
+        if CHECKED:
+            if exp - lv[0, LV_CUR] >= EXP_SPAN or lv[0, LV_CUR] - exp >= EXP_SPAN:
+                _fail(S, CK_SPAN, t, exp, lv[0, LV_CUR], 0, 0, 0, 0)
+                return
+            if flushed and (live[word] & bit) == 0:
+                _fail(S, CK_FLUSHED, t, exp, 0, 0, 0, 0, 0)
+                return
         if not flushed:
             # A new id reads -1 here (ids are usually handed out in order, so this read streams).
             old = tk[U(t)]
+            if CHECKED:
+                if live[word] & bit:
+                    held = np.int64(pid[U(old)]) if old >= 0 else np.int64(-2)
+                    if held != t:
+                        _fail(S, CK_LIVE, t, old, held, 0, 0, 0, 0)
+                        return
             if old >= 0 and pid[U(old)] == t:
                 pid[U(old)] = -1
                 if live[word] & bit:
                     count -= 1
+                    if CHECKED:
+                        if count < 0:
+                            _fail(S, CK_COUNT, t, count, 0, 0, 0, 0, 0)
+                            return
         if exp < due_below:
             # Due (or overdue): handed to the executor now, in this order.  Not scheduled any
             # more; its old slot (if any) is already dead.
@@ -134,9 +308,32 @@ def _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, ba
         if idx >= W:
             idx -= W
         b = level * W + idx
+        if CHECKED:
+            below = due_below if level == 0 else lv[U(level - 1), LV_END]
+            if exp < below or exp >= lv[U(level), LV_END]:
+                _fail(S, CK_LEVEL, t, exp, level, below, lv[U(level), LV_END], nlev, 0)
+                return
+            start = vid * tick
+            ahead = vid - lv[U(level), LV_CVID]
+            if start > exp or exp >= start + tick or ahead < 0 or ahead >= W or vid % W != idx:
+                _fail(S, CK_WINDOW, t, exp, level, b, start, tick, lv[U(level), LV_CUR])
+                return
+            nsb = bk[U(b), B_NSLOTS]
+            tail = bk[U(b), B_TAIL]
+            if nsb < 0 or (nsb > 0 and (tail < 0 or tail >= cnext.shape[0])):
+                _fail(S, CK_NSLOTS, b, nsb, tail, cnext.shape[0], 0, 0, 0)
+                return
+            was = bk[U(b), B_EXP]
+            if was != start and (was != -1 or nsb != 0):
+                _fail(S, CK_REUSE, b, was, start, nsb, 0, 0, 0)
+                return
         ns = bk[U(b), B_NSLOTS]
         if ns & (CHUNK - 1) == 0:
             # The bucket's tail chunk is full (or it has none): take a free chunk.
+            if CHECKED:
+                if nfree <= 0 or free < 0 or free >= cnext.shape[0]:
+                    _fail(S, CK_FREE, b, free, nfree, cnext.shape[0], 0, 0, 0)
+                    return
             c = free
             free = cnext[c]
             nfree -= 1
@@ -147,6 +344,10 @@ def _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, ba
                 cnext[bk[U(b), B_TAIL]] = c
             bk[U(b), B_TAIL] = c
         s = bk[U(b), B_TAIL] * CHUNK + (ns & (CHUNK - 1))
+        if CHECKED:
+            if pid[U(s)] != -1:
+                _fail(S, CK_SLOT, t, s, np.int64(pid[U(s)]), b, 0, 0, 0)
+                return
         pid[U(s)] = t
         pexp[U(s)] = exp
         bk[U(b), B_NSLOTS] = ns + 1
@@ -181,7 +382,6 @@ def _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, ba
     S[NOUT] = nout
 
 
-@njit(**JIT)
 def add_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, start):
     """Add entries ``(ids[i], exps[i] + base)`` for ``i`` from ``start``; return how far it got
     (``len(ids)`` when done).  Stops
@@ -189,6 +389,10 @@ def add_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base,
     n = ids.shape[0]
     i = start
     while i < n:
+        if CHECKED:
+            if S[NOUT] < 0 or S[NOUT] > out.shape[1] or S[NFREE] < 0 or S[NFREE] > cnext.shape[0]:
+                _fail(S, CK_ROOM, S[NOUT], out.shape[1], S[NFREE], i, n, 0, 0)
+                return i
         k = n - i
         room_out = out.shape[1] - S[NOUT]
         if room_out < k:
@@ -223,7 +427,6 @@ def scratch_size(max_levels: int, wheel_size: int) -> int:
     return ADD_BLOCK + max_levels * wheel_size + 3 * FAST_LEVELS
 
 
-@njit(**JIT)
 def _ensure_levels(S, lv, top):
     """Create the overflow levels an expiration ``top`` needs, as placing it would (Kafka's
     ``addOverflowWheel``: tick = the interval below, clock = the clock below rounded down to that
@@ -246,7 +449,6 @@ def _ensure_levels(S, lv, top):
     S[NLEV] = nlev
 
 
-@njit(**JIT)
 def _bucket_block(scr, W, due_below, exps, base, lo, hi):
     """Bucket number of each entry ``lo <= i < hi`` (``-1``: due now) into ``scr[0 : hi - lo]``,
     from the level table at ``scr[tab:]`` (see :func:`add_batch`).
@@ -302,7 +504,6 @@ def _bucket_block(scr, W, due_below, exps, base, lo, hi):
         scr[U(i - lo)] = -1 if exp < due_below else b
 
 
-@njit(**JIT)
 def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, lo, hi, scr):
     """Place the entries ``lo <= i < hi`` whose bucket numbers :func:`_bucket_block` wrote to
     ``scr[0 : hi - lo]``: the second half of :func:`_place_range`'s loop (tombstone the previous
@@ -323,18 +524,43 @@ def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, 
         word = U(t) >> U(6)
         bit = U(1) << (U(t) & U(63))
         old = tk[U(t)]
+        if CHECKED:
+            if live[word] & bit:
+                held = np.int64(pid[U(old)]) if old >= 0 else np.int64(-2)
+                if held != t:
+                    _fail(S, CK_BLOCK_LIVE, t, old, held, 0, 0, 0, 0)
+                    return
         if old >= 0 and pid[U(old)] == t:
             pid[U(old)] = -1
             if live[word] & bit:
                 count -= 1
+                if CHECKED:
+                    if count < 0:
+                        _fail(S, CK_BLOCK_COUNT, t, count, 0, 0, 0, 0, 0)
+                        return
         if b < 0:
             live[word] &= ~bit
             out[0, nout] = t
             out[1, nout] = exp
             nout += 1
             continue
+        if CHECKED:
+            nsb = bk[U(b), B_NSLOTS]
+            tail = bk[U(b), B_TAIL]
+            if nsb < 0 or (nsb > 0 and (tail < 0 or tail >= cnext.shape[0])):
+                _fail(S, CK_BLOCK_NSLOTS, b, nsb, tail, cnext.shape[0], 0, 0, 0)
+                return
+            was = bk[U(b), B_EXP]
+            want = scr[U(SCR_WANT + b)]
+            if was != want and (was != -1 or nsb != 0):
+                _fail(S, CK_BLOCK_REUSE, b, was, want, nsb, 0, 0, 0)
+                return
         ns = bk[U(b), B_NSLOTS]
         if ns & (CHUNK - 1) == 0:
+            if CHECKED:
+                if nfree <= 0 or free < 0 or free >= cnext.shape[0]:
+                    _fail(S, CK_BLOCK_FREE, b, free, nfree, cnext.shape[0], 0, 0, 0)
+                    return
             c = free
             free = cnext[c]
             nfree -= 1
@@ -345,6 +571,10 @@ def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, 
                 cnext[bk[U(b), B_TAIL]] = c
             bk[U(b), B_TAIL] = c
         s = bk[U(b), B_TAIL] * CHUNK + (ns & (CHUNK - 1))
+        if CHECKED:
+            if pid[U(s)] != -1:
+                _fail(S, CK_BLOCK_SLOT, t, s, np.int64(pid[U(s)]), b, 0, 0, 0)
+                return
         pid[U(s)] = t
         pexp[U(s)] = exp
         bk[U(b), B_NSLOTS] = ns + 1
@@ -374,7 +604,35 @@ def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, 
     S[NOUT] = nout
 
 
-@njit(**JIT)
+def _check_buckets(S, lv, scr, ids, exps, base, lo, hi, due_below):
+    """Checked build: every bucket number :func:`_bucket_block` wrote for the entries ``lo <= i <
+    hi``, against the level table itself (the lowest level whose window reaches the expiration,
+    the bucket whose window contains it, or due).  True if a check failed."""
+    W = S[WSIZE]
+    nlev = S[NLEV]
+    for j in range(lo, hi):
+        exp = exps[j] + base
+        bb = scr[j - lo]
+        if bb < 0:
+            if exp >= due_below:
+                _fail(S, CK_BATCH_DUE, ids[j], exp, due_below, 0, 0, 0, 0)
+                return True
+            continue
+        level = bb // W
+        if level >= nlev:
+            _fail(S, CK_BATCH_BUCKET, ids[j], exp, level, bb, -1, -1, -1)
+            return True
+        tick = lv[level, LV_TICK]
+        ws = scr[SCR_WANT + bb]
+        below = due_below if level == 0 else lv[level - 1, LV_END]
+        ahead = ws // tick - lv[level, LV_CVID]
+        if (exp < below or exp >= lv[level, LV_END] or ws > exp or exp >= ws + tick or ahead < 0
+                or ahead >= W or (ws // tick) % W != bb - level * W):
+            _fail(S, CK_BATCH_BUCKET, ids[j], exp, level, bb, ws, tick, lv[level, LV_CUR])
+            return True
+    return False
+
+
 def add_batch(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, start, scr):
     """:func:`add_range` for large batches, in two passes per block of ``ADD_BLOCK`` entries: the
     bucket numbers first (:func:`_bucket_block`, vectorised), then the placements
@@ -423,6 +681,10 @@ def add_batch(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base,
     due_below = lv[0, LV_CUR] + lv[0, LV_TICK]
     i = start
     while i < n:
+        if CHECKED:
+            if S[NOUT] < 0 or S[NOUT] > out.shape[1] or S[NFREE] < 0 or S[NFREE] > cnext.shape[0]:
+                _fail(S, CK_BATCH_ROOM, S[NOUT], out.shape[1], S[NFREE], i, n, 0, 0)
+                return i
         k = n - i
         if k > ADD_BLOCK:
             k = ADD_BLOCK
@@ -435,6 +697,9 @@ def add_batch(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base,
             S[NEED] = n - i
             return i
         _bucket_block(scr, W, due_below, exps, base, i, i + k)
+        if CHECKED:
+            if _check_buckets(S, lv, scr, ids, exps, base, i, i + k, due_below):
+                return i
         _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, i, i + k, scr)
         if S[ERROR] != 0:
             return i
@@ -442,7 +707,6 @@ def add_batch(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base,
     return n
 
 
-@njit(**JIT)
 def _poll(S, bk, heap):
     """``java.util.PriorityQueue.poll``: remove the head, sift the last element down from the root
     (comparing expirations only, left child on ties, exactly as the JDK does)."""
@@ -468,7 +732,6 @@ def _poll(S, bk, heap):
         heap[k] = x
 
 
-@njit(**JIT)
 def _advance_clock(S, lv, time_ms):
     """``TimingWheel.advanceClock``: move level 0's clock to ``time_ms`` rounded down to its tick if
     that is at least one tick ahead, then offer the new clock to the next level, and so on."""
@@ -494,7 +757,6 @@ def _advance_clock(S, lv, time_ms):
                 break
 
 
-@njit(**JIT)
 def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
     """Kafka's ``SystemTimer.advanceClock`` on a manual clock reading ``now``: while the delay
     queue's head bucket is due (``expiration - now <= 0``): poll it, advance the wheels' clocks to
@@ -504,10 +766,18 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
     nbuckets = S[MAXLEV] * W
     while S[HEAPN] > 0:
         b = heap[0]
+        if CHECKED:
+            if S[HEAPN] > heap.shape[0] or b < 0 or b >= nbuckets or bk[b, B_EXP] == -1:
+                _fail(S, CK_QUEUE, b, bk[b, B_EXP] if 0 <= b < nbuckets else -1, S[HEAPN], nbuckets, now, 0, 0)
+                return DONE
         e = bk[b, B_EXP]
         if e - now > 0:
             break
         ns = bk[b, B_NSLOTS]
+        if CHECKED:
+            if ns < 1 or bk[b, B_HEAD] < 0 or bk[b, B_HEAD] >= cnext.shape[0]:
+                _fail(S, CK_BUCKET, b, e, ns, bk[b, B_HEAD], cnext.shape[0], 0, 0)
+                return DONE
         # Room for the worst case of this flush, checked before anything changes: every slot
         # live and every entry fired; and chunks.  The flush frees each chunk of the bucket
         # before it places that chunk's (at most CHUNK) entries, so placements never hold more
@@ -535,8 +805,18 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
         # in cache.
         # A level-0 bucket only fires (its entries are all due); a higher level's cascades.
         cascades = b >= W
+        if CHECKED:
+            # After the clocks moved to e: a cascading entry must fit the window of the level below
+            # (its end is e + this level's tick), a level-0 entry must be due.
+            blevel = b // W
+            btick = lv[blevel, LV_TICK]
+            bound = lv[blevel - 1, LV_END] if cascades else lv[0, LV_CUR] + lv[0, LV_TICK]
         rem = ns
         while rem > 0:
+            if CHECKED:
+                if c < 0 or c >= cnext.shape[0]:
+                    _fail(S, CK_CHAIN, b, c, rem, cnext.shape[0], 0, 0, 0)
+                    return DONE
             m = rem if rem < CHUNK else CHUNK
             first = c * CHUNK
             k = 0
@@ -547,6 +827,17 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
                 pid[U(slot)] = -1
                 # Pending unless cancelled since it was placed (a cancel only clears the bit).
                 if live[U(t) >> U(6)] & (U(1) << (U(t) & U(63))):
+                    if CHECKED:
+                        x = pexp[U(slot)]
+                        if tk[U(t)] != slot:
+                            _fail(S, CK_FLUSH_LIVE, np.int64(t), slot, tk[U(t)], b, 0, 0, 0)
+                            return DONE
+                        if x < e or x >= e + btick:
+                            _fail(S, CK_FLUSH_WINDOW, np.int64(t), x, b, e, btick, 0, 0)
+                            return DONE
+                        if x >= bound:
+                            _fail(S, CK_CASCADE, np.int64(t), x, blevel, bound, now, 0, 0)
+                            return DONE
                     sids[U(k)] = t
                     sexps[U(k)] = pexp[U(slot)]
                     k += 1
@@ -564,13 +855,16 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
             S[NFREE] += 1
             c = nxt
             S[COUNT] -= k
+            if CHECKED:
+                if S[COUNT] < 0:
+                    _fail(S, CK_FLUSH_COUNT, b, S[COUNT], k, 0, 0, 0, 0)
+                    return DONE
             _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, 0, 0, k, True)
             if S[ERROR] != 0:
                 return DONE
     return DONE
 
 
-@njit(**JIT)
 def cancel_range(S, live, ids, res):
     """``TimerTask.cancel`` for each id: a pending task stops being pending (its bit is cleared;
     its slot stays until the bucket's flush skips it); ``res[i]`` is 1 iff it was pending.
@@ -590,13 +884,16 @@ def cancel_range(S, live, ids, res):
         if w & bit:
             live[word] = w & ~bit
             count -= 1
+            if CHECKED:
+                if count < 0:
+                    _fail(S, CK_CANCEL_COUNT, t, count, i, 0, 0, 0, 0)
+                    return
             res[U(i)] = 1
         else:
             res[U(i)] = 0
     S[COUNT] = count
 
 
-@njit(**JIT)
 def cancel_one(S, live, t):
     """``TimerTask.cancel`` for one id; True iff it was pending."""
     word = U(t) >> U(6)
@@ -605,8 +902,27 @@ def cancel_one(S, live, t):
     if w & bit:
         live[word] = w & ~bit
         S[COUNT] -= 1
+        if CHECKED:
+            if S[COUNT] < 0:
+                _fail(S, CK_CANCEL1_COUNT, t, S[COUNT], 0, 0, 0, 0, 0)
         return True
     return False
+
+
+def check_cancels(S, live, tk, pid, ids):
+    """The checked build's half of a cancel that the cancel kernels cannot do without reading the
+    task's location (which is what they avoid): every task about to be cancelled whose bit is set
+    has its entry where its location says.  The debug mode calls it before ``cancel_range`` and
+    ``cancel_one``; only the checked build compiles it."""
+    if CHECKED:
+        for i in range(ids.shape[0]):
+            t = ids[i]
+            if live[U(t) >> U(6)] & (U(1) << (U(t) & U(63))):
+                loc = tk[t]
+                held = np.int64(pid[loc]) if loc >= 0 else np.int64(-2)
+                if held != t:
+                    _fail(S, CK_CANCEL_LIVE, t, loc, held, i, 0, 0, 0)
+                    return
 
 
 @njit(**JIT)
@@ -652,3 +968,34 @@ def first_outside(a, lo, hi):
         if a[i] < lo or a[i] > hi:
             return i
     return -1
+
+
+# -- the two builds ---------------------------------------------------------------------------------
+#: The kernels :func:`make_kernels` compiles (``validate_adds`` and ``first_outside`` above are
+#: read-only checks of the input and have one build), and those only the checked build calls (in
+#: the fast build they stay plain functions that nothing calls).
+_SOURCES = (_place_range, add_range, _ensure_levels, _bucket_block, _place_block, add_batch, _poll, _advance_clock,
+            advance, cancel_range, cancel_one)
+_CHECKED_ONLY = (_fail, _check_buckets, check_cancels)
+
+
+def make_kernels(checked: bool) -> SimpleNamespace:
+    """The kernels of this module as one build (see :mod:`.kernelbuild`): ``checked=False`` is the
+    fast build (this module's attributes), ``checked=True`` the checked build of the debug mode.
+    Nothing is compiled until a kernel's first call; both builds are cached on disk."""
+    return build(_SOURCES + _CHECKED_ONLY if checked else _SOURCES, globals(), checked, JIT)
+
+
+_checked: SimpleNamespace | None = None
+
+
+def checked_kernels() -> SimpleNamespace:
+    """The checked build, made on first use (the fast path never pays for it)."""
+    global _checked
+    if _checked is None:
+        _checked = make_kernels(True)
+    return _checked
+
+
+# The fast build: from here on this module's kernels are its dispatchers.
+globals().update(vars(make_kernels(False)))

@@ -45,7 +45,7 @@ def snapshot(t: ArrayTimer) -> list[np.ndarray]:
     (lambda t: t.advance_to(MAX_TIME_MS + 1), RangeError, "time="),
     (lambda t: (t.advance_to(50), t.advance_to(49)), ValueError, "never goes back"),
 ])
-def test_timer_refuses_bad_input_and_changes_nothing(call, error, words) -> None:  # type: ignore[no-untyped-def]
+def test_timer_refuses_bad_input_and_changes_nothing(call, error, words) -> None:
     t = loaded_timer()
     t.advance_to(10)
     before = snapshot(t)
@@ -121,7 +121,7 @@ def test_purgatory_refuses_bad_input() -> None:
     lambda s: (s.watch(1, 5, ["a"]), s.watch(1, 5, ["a"])), lambda s: s.force_complete(42),
     lambda s: s.set_completable(42), lambda s: s.check_and_complete(True),
 ])
-def test_simulation_raises_what_the_reference_raises(call) -> None:  # type: ignore[no-untyped-def]
+def test_simulation_raises_what_the_reference_raises(call) -> None:
     kinds = []
     for sim in (reference.Simulation(tick_ms=2, wheel_size=4), Simulation(tick_ms=2, wheel_size=4)):
         with pytest.raises(Exception) as info:
@@ -247,7 +247,7 @@ def test_locked_simulation_is_linearized_by_its_lock() -> None:
     def worker(w: int) -> None:
         rng = np.random.default_rng(w)
         barrier.wait()
-        for i in range(300):
+        for _ in range(300):
             task = w * 1000 + int(rng.integers(0, 20))
             r = rng.random()
             if r < 0.6:

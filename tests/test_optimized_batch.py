@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
 from wheelspec import reference
 from wheelspec.optimized import ArrayPurgatory, ArrayTimer
 from wheelspec.spec import events as ev
@@ -39,11 +39,12 @@ def programs(draw: st.DrawFn) -> tuple[int, int, int, list]:
         # several levels share an expiration: the heap's tie-breaking then decides the order.
         k = draw(st.integers(1, 3))
         unit = tick * wheel**k
-        aligned = st.builds(lambda j, d: j * unit + d, st.integers(1, 3), st.integers(-2 * tick, tick))
+        aligned = st.builds(lambda j, d, unit=unit: j * unit + d, st.integers(1, 3), st.integers(-2 * tick, tick))
         ds = draw(st.lists(st.one_of(aligned, st.integers(-2, span), st.integers(0, 10**6)), min_size=n, max_size=n))
         cancels = draw(st.lists(st.integers(0, NT - 1), max_size=8))
         step = draw(st.one_of(st.integers(0, tick * wheel), st.integers(0, span), st.integers(0, 2 * 10**6),
-                              st.builds(lambda j, d: max(j * unit + d, 0), st.integers(1, 3), st.integers(-3 * tick, 0))))
+                              st.builds(lambda j, d, unit=unit: max(j * unit + d, 0), st.integers(1, 3),
+                                        st.integers(-3 * tick, 0))))
         stages.append((ids, ds, cancels, step))
     return tick, wheel, start, stages
 

@@ -14,13 +14,12 @@ optimized side runs in debug mode, so its structural invariants are checked afte
 from __future__ import annotations
 
 import pytest
+from conftest import examples
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from conftest import examples
-from wheelspec import optimized
-from wheelspec import reference
+from wheelspec import optimized, reference
 from wheelspec.spec.limits import MAX_DELAY_MS, MAX_TIME_MS
 
 TASKS = st.integers(0, 24)
@@ -166,7 +165,8 @@ class Lockstep(TimerLockstep):
     @rule(keys=st.lists(KEYS, min_size=1, max_size=5), completable=st.booleans(),
           on_retry=st.booleans(), data=st.data())
     def watch(self, keys: list[object], completable: bool, on_retry: bool, data: st.DataObject) -> None:
-        delay = data.draw(st.one_of(st.integers(-2, 3 * self.tick), delays(self.tick, self.wheel, self.ref.now)), label="delay")
+        delay = data.draw(st.one_of(st.integers(-2, 3 * self.tick), delays(self.tick, self.wheel, self.ref.now)),
+                          label="delay")
         self.both("watch", self.next_op, delay, keys, completable, on_retry)
         self.next_op += 1
 
