@@ -3,7 +3,7 @@
 ========================  =====================================================================
 module                    what it is
 ========================  =====================================================================
-:mod:`.workloads`         the workloads of issue 3, generated from a seed as numpy arrays:
+:mod:`.workloads`         the workloads of docs/BENCHMARKS.md, generated from a seed as numpy arrays:
                           (a) insert, (b) insert then cancel all, (c) insert then fire (1 ms
                           steps, one jump), (d) Kafka's ``TestPurgatoryPerformance`` schedule
 :mod:`.heap_timer`        baseline: a plain ``heapq`` timer with lazy cancellation

@@ -161,14 +161,14 @@ class PerOpDriver(Driver):
         assert wl.advance_times is not None
         times = wl.advance_times.tolist()
 
-        def timed() -> list[Any]:
+        def timed_fire() -> list[Any]:
             adv = timer.advance_to
             return [adv(t) for t in times]
 
-        def verify(returned: list[Any]) -> None:
+        def verify_fire(returned: list[Any]) -> None:
             _check_all_fired(wl, self.fired_ids(timer, returned), who)
             _expect(timer.size() == 0, f"{who}: {wl.name} n={wl.n}: size() is {timer.size()} after all fired")
-        return Prepared(timed, verify, timer)
+        return Prepared(timed_fire, verify_fire, timer)
 
     def _prepare_steady(self, wl: TimerWorkload, timer: Any) -> Prepared:
         assert wl.window_ids is not None and wl.window_delays is not None and wl.cancel_order is not None
@@ -198,7 +198,8 @@ class PerOpDriver(Driver):
             return window(adds, cancels)
 
         def verify(found: int) -> None:
-            _expect(found == len(cancels), f"{who}: steady n={wl.n}: {len(cancels) - found} cancels found no pending task")
+            _expect(found == len(cancels),
+                    f"{who}: steady n={wl.n}: {len(cancels) - found} cancels found no pending task")
             _expect(timer.size() == wl.n, f"{who}: steady n={wl.n}: size() is {timer.size()}, expected {wl.n}")
         return Prepared(timed, verify, timer, warm_up)
 
@@ -304,7 +305,8 @@ class SimulationDriver(PerOpDriver):
             elif e.kind == "expire":
                 expired += 1
         _expect(len(completes) == wl.n and all(c == 1 for c in completes.values()),
-                f"{self.name}: purgatory n={wl.n}: {len(completes)} distinct requests completed, expected each of {wl.n} once")
+                f"{self.name}: purgatory n={wl.n}: {len(completes)} distinct requests completed, "
+                f"expected each of {wl.n} once")
         _expect(expired == wl.expected_expirations,
                 f"{self.name}: purgatory n={wl.n}: {expired} expired, expected {wl.expected_expirations}")
 
@@ -351,8 +353,8 @@ class ArrayOpDriver(PerOpDriver):
 def _engine_missing() -> str | None:
     try:
         opt = importlib.import_module("wheelspec.optimized")
-        getattr(opt, "ArrayTimer")
-        getattr(opt, "ArrayPurgatory")
+        for name in ("ArrayTimer", "ArrayPurgatory"):
+            getattr(opt, name)  # AttributeError if the batch API is missing
     except (ImportError, AttributeError) as e:
         return f"the optimized engine's batch API is not importable: {e}"
     return None
@@ -390,8 +392,8 @@ class BatchDriver(Driver):
             def timed() -> Any:
                 return timer.add_many(ids, delays)
 
-            def verify(result: Any) -> None:
-                _expect(result is None or result[0].size == 0, f"{who}: insert fired tasks at once")
+            def verify(res: Any) -> None:
+                _expect(res is None or res[0].size == 0, f"{who}: insert fired tasks at once")
                 _expect(timer.size() == wl.n, f"{who}: insert n={wl.n}: size() is {timer.size()} after {wl.n} adds")
             return Prepared(timed, verify, timer)
         if wl.name == "steady":
@@ -415,7 +417,8 @@ class BatchDriver(Driver):
                 return timer.cancel_many(cancels)
 
             def verify(res: Any) -> None:
-                _expect(bool(np.all(res)), f"{who}: steady n={wl.n}: {int(np.count_nonzero(~res))} cancels found no pending task")
+                _expect(bool(np.all(res)),
+                        f"{who}: steady n={wl.n}: {int(np.count_nonzero(~res))} cancels found no pending task")
                 _expect(timer.size() == wl.n, f"{who}: steady n={wl.n}: size() is {timer.size()}, expected {wl.n}")
             return Prepared(timed, verify, timer, warm)
         if wl.name == "cancel":
@@ -425,20 +428,21 @@ class BatchDriver(Driver):
                 return timer.cancel_many(order)
 
             def verify(res: Any) -> None:
-                _expect(bool(np.all(res)), f"{who}: cancel n={wl.n}: {int(np.count_nonzero(~res))} cancels found no pending task")
+                _expect(bool(np.all(res)),
+                        f"{who}: cancel n={wl.n}: {int(np.count_nonzero(~res))} cancels found no pending task")
                 _expect(timer.size() == 0, f"{who}: cancel n={wl.n}: size() is {timer.size()} after cancelling all")
             return Prepared(timed, verify, timer)
         assert wl.advance_times is not None
         times = wl.advance_times.tolist()
 
-        def timed() -> list[Any]:
+        def timed_fire() -> list[Any]:
             adv = timer.advance_to
             return [adv(t)[0] for t in times]
 
-        def verify(returned: list[Any]) -> None:
+        def verify_fire(returned: list[Any]) -> None:
             _check_all_fired(wl, np.concatenate(returned), who)
             _expect(timer.size() == 0, f"{who}: {wl.name} n={wl.n}: size() is {timer.size()} after all fired")
-        return Prepared(timed, verify, timer)
+        return Prepared(timed_fire, verify_fire, timer)
 
     def _prepare_purgatory(self, wl: PurgatoryWorkload, cfg: TimerConfig) -> Prepared:
         from wheelspec.optimized import ArrayPurgatory
@@ -452,7 +456,8 @@ class BatchDriver(Driver):
         # then its completions in one force_complete_many, after one advance_to.
         seg = np.flatnonzero(np.diff(wl.times) | np.diff(wl.kinds)) + 1
         bounds = np.concatenate([[0], seg, [wl.times.size]]).tolist()
-        plan = []
+        # (time, arrivals?, op ids, then for arrivals: delays, key ids, completable at once)
+        plan: list[tuple[int, bool, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]] = []
         for a, b in zip(bounds[:-1], bounds[1:]):
             ops = wl.ops_ids[a:b]
             if wl.kinds[a] == ARRIVE:

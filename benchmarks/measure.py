@@ -156,7 +156,7 @@ def machine_facts() -> dict[str, Any]:
     """What a benchmark report must say about where it ran."""
     lscpu = _run(["lscpu"]).splitlines()
     return {
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "date_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
         "nproc": _run(["nproc"]),
         "lscpu_head": lscpu[:10],
         "platform": platform.platform(),

@@ -73,7 +73,7 @@ def _curve(res: Results) -> tuple[list[str], list[list[str]]]:
     for w in CURVE_WORKLOADS:
         for impl in res.options.impls:
             vals = {c.n: c.ns_per_op for c in res.cells
-                    if c.workload == w and c.impl == impl and c.status == "ok"}
+                    if c.workload == w and c.impl == impl and c.status == "ok" and c.ns_per_op is not None}
             if not vals:
                 continue
             spread = max(vals.values()) / min(vals.values()) if len(vals) > 1 else None
@@ -127,7 +127,8 @@ def _settings_line(res: Results) -> str:
             + f"; caps: {caps}; budget "
             f"{o.budget_s:g} s per run; tracemalloc up to n = {pow10(o.mem_max)}; purgatory: rate "
             f"{p.rate:g}/s, pct50 {p.pct50:g} ms, pct75 {p.pct75:g} ms, timeout {p.timeout} ms, "
-            f"{p.keys} keys of {p.key_space}{' (fixed for the run, as Kafka)' if p.keys_per_run else ' (drawn per request)'}, "
+            f"{p.keys} keys of {p.key_space}"
+            f"{' (fixed for the run, as Kafka)' if p.keys_per_run else ' (drawn per request)'}, "
             f"purge interval {p.purge_interval}")
 
 
@@ -144,7 +145,8 @@ def print_rich(res: Results) -> None:
     console.print("  " + _settings_line(res))
     t = Table(title="Throughput, one run, side by side", show_lines=False)
     for h in MAIN_HEADER:
-        t.add_column(h, justify="right" if h in ("N", "ops/s", "ns/op", "vs reference", "vs heapq", "bytes/pending") else "left")
+        numeric = h in ("N", "ops/s", "ns/op", "vs reference", "vs heapq", "bytes/pending")
+        t.add_column(h, justify="right" if numeric else "left")
     prev = None
     for row, cell in zip(_main_rows(res), res.cells):
         key = (cell.workload, cell.n)

@@ -25,15 +25,16 @@ implementations measured at the *same* workload and n in this run, never across 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from . import measure
 from .drivers import DRIVERS, Driver, TimerConfig, Unavailable
-from .workloads import PurgatoryParams, workload
+from .workloads import PurgatoryParams, TimerWorkload, workload
 
 #: Cost exponent in n of one run, for the skip prediction.
 QUADRATIC = {("sched", "cancel")}
@@ -143,7 +144,7 @@ WARM_PURGATORY_TIMEOUT_MS = 20
 
 
 def _warm(driver: Driver, name: str, opts: Options) -> None:
-    """Run a small instance untimed: compiles the engine's kernels for this workload, and loads
+    """Runs a small instance untimed: compiles the engine's kernels for this workload, and loads
     every module, so the first timed run measures the steady state."""
     params = dataclasses.replace(opts.purgatory, timeout=WARM_PURGATORY_TIMEOUT_MS)
     wl = workload(name, WARM_N, opts.seed, params)
@@ -195,7 +196,8 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                         warmed.add((iname, wname))
                     progress(f"{wname:>10} n={n:<9} {iname:<16} ...")
                     t0 = time.perf_counter()
-                    cell.runs_s = measure.time_run(lambda: driver.prepare(wl, opts.timer),
+                    # partial, not a lambda: the loop's current driver and workload are bound now.
+                    cell.runs_s = measure.time_run(functools.partial(driver.prepare, wl, opts.timer),
                                                    opts.repeat, opts.repeat_budget_s)
                     # Wall time of one run *with* its untimed preparation (building the structure,
                     # the inserts a cancel or fire run needs): what the next size will cost us.
@@ -206,7 +208,8 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                         curve[n] = wl
                     if wname == "insert":
                         if driver.memory == "arrays" or n <= opts.mem_max:
-                            cell.bytes_per_pending = measure.bytes_per_pending(driver, wl, opts.timer)  # type: ignore[arg-type]
+                            insert_wl = cast(TimerWorkload, wl)  # the insert workload is a timer workload
+                            cell.bytes_per_pending = measure.bytes_per_pending(driver, insert_wl, opts.timer)
                             cell.memory_method = ("numpy nbytes" if driver.memory == "arrays" else "tracemalloc")
                 except Unavailable as e:
                     cell.status, cell.note = "unavailable", str(e)
@@ -255,7 +258,7 @@ def _curve_rounds(wname: str, curve: dict[int, Any], drivers: dict[str, Driver],
                     continue
                 progress(f"{wname:>10} n={n:<9} {iname:<16} ... (interleaved round {r + 1}/{opts.curve_rounds})")
                 try:
-                    cell.runs_s += measure.time_run(lambda: driver.prepare(wl, opts.timer), 1, 0.0)
+                    cell.runs_s += measure.time_run(functools.partial(driver.prepare, wl, opts.timer), 1, 0.0)
                     cell.interleaved += 1
                 except Exception as e:  # noqa: BLE001 - same rule as the regular sweep
                     _fail(cell, e)

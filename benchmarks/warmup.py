@@ -18,13 +18,14 @@ Each cell is the best of ``repeat`` runs, each on a freshly built structure (the
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 from rich.console import Console
 from rich.table import Table
 
-from wheelspec.spec.errors import UserError
 from wheelspec.conformance.cli.bench import _size
+from wheelspec.spec.errors import UserError
 
 from .drivers import DRIVERS, TimerConfig, Unavailable
 from .measure import time_run
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     impls = [x.strip() for x in opts.impls.split(",") if x.strip()]
     unknown = [x for x in impls if x not in DRIVERS]
     if unknown:
-        print(f"warmup: --impls: unknown implementation {unknown[0]!r}; expected one of {', '.join(DRIVERS)}", file=sys.stderr)
+        print(f"warmup: --impls: unknown implementation {unknown[0]!r}; expected one of {', '.join(DRIVERS)}",
+              file=sys.stderr)
         return 2
     console = Console()
     cfg = TimerConfig()
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             for k in windows:
                 wl = timer_workload("steady", n, warm_windows=k)
                 try:
-                    times = time_run(lambda: driver.prepare(wl, cfg), opts.repeat, budget_s=60.0)
+                    times = time_run(functools.partial(driver.prepare, wl, cfg), opts.repeat, budget_s=60.0)
                 except Unavailable as exc:
                     row.append(f"({exc})")
                     continue

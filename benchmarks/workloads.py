@@ -1,4 +1,4 @@
-"""The workloads of issue 3, generated from a seed as numpy arrays.
+"""The benchmark workloads (docs/BENCHMARKS.md, (a)-(e)), generated from a seed as numpy arrays.
 
 Every workload is data, not code: the same arrays drive every implementation, so a row of the
 benchmark table compares implementations on identical input, and a test can check that they all
@@ -63,7 +63,7 @@ import math
 
 import numpy as np
 
-from wheelspec.spec.limits import MAX_DELAY_MS
+from wheelspec.spec.limits import MAX_DELAY_MS, MAX_ID, MAX_PURGE_INTERVAL
 
 #: Delays of workloads (a) and (b): uniform in [1, INSERT_MAX_DELAY_MS].
 INSERT_MAX_DELAY_MS = 30_000
@@ -148,15 +148,16 @@ class PurgatoryParams:
         if not (math.isfinite(self.rate) and self.rate > 0):
             raise ValueError(f"purgatory rate={self.rate} must be a positive number of requests per second")
         if not (self.pct50 >= 1 and self.pct75 > self.pct50 and math.isfinite(self.pct75)):
-            raise ValueError(f"purgatory latency percentiles need 1 <= pct50 < pct75, got pct50={self.pct50} pct75={self.pct75}")
+            raise ValueError(f"purgatory latency percentiles need 1 <= pct50 < pct75, "
+                             f"got pct50={self.pct50} pct75={self.pct75}")
         if not 1 <= self.timeout <= MAX_DELAY_MS:
             raise ValueError(f"purgatory timeout={self.timeout} is outside [1, {MAX_DELAY_MS}]")
         if not 1 <= self.keys <= 64:
             raise ValueError(f"purgatory keys={self.keys} per request is outside [1, 64]")
-        if not 1 <= self.key_space <= 2**31 - 1:
-            raise ValueError(f"purgatory key_space={self.key_space} is outside [1, 2**31-1]")
-        if not 0 <= self.purge_interval <= 2**31 - 1:
-            raise ValueError(f"purgatory purge_interval={self.purge_interval} is outside [0, 2**31-1]")
+        if not 1 <= self.key_space <= MAX_ID:  # distinct keys, each a dense int32 row like an id
+            raise ValueError(f"purgatory key_space={self.key_space} is outside [1, {MAX_ID}]")
+        if not 0 <= self.purge_interval <= MAX_PURGE_INTERVAL:
+            raise ValueError(f"purgatory purge_interval={self.purge_interval} is outside [0, {MAX_PURGE_INTERVAL}]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,8 +199,8 @@ def _rng(seed: int, salt: int) -> np.random.Generator:
 
 
 def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= 2**31 - 1:
-        raise ValueError(f"workload size n={n!r} must be an integer in [1, 2**31-1]")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_ID:  # task ids 0..n-1
+        raise ValueError(f"workload size n={n!r} must be an integer in [1, {MAX_ID}]")
     return int(n)
 
 
@@ -285,7 +286,8 @@ def purgatory_workload(n: int, seed: int = 0, params: PurgatoryParams | None = N
                              times[order], kinds[order], ops_ids[order], end)
 
 
-def workload(name: str, n: int, seed: int = 0, params: PurgatoryParams | None = None) -> TimerWorkload | PurgatoryWorkload:
+def workload(name: str, n: int, seed: int = 0,
+             params: PurgatoryParams | None = None) -> TimerWorkload | PurgatoryWorkload:
     """Any workload by name."""
     if name == "purgatory":
         return purgatory_workload(n, seed, params)

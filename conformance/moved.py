@@ -56,7 +56,8 @@ MOVED[_P + "errors"] = "wheelspec.spec.errors"
 class _MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.InspectLoader):
     """Finds an old name and loads it as the module that owns its code now."""
 
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(self, fullname: str, path: object = None,
+                  target: object = None) -> importlib.machinery.ModuleSpec | None:
         if fullname not in MOVED:
             return None
         return importlib.util.spec_from_loader(fullname, self, origin=MOVED[fullname])

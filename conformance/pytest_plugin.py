@@ -17,9 +17,12 @@ Adapter breakage (hang, crash, garbage) fails the test that met it with the runn
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TerminalRepr  # not exported by pytest; the base method returns it
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,24 +73,25 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from wheelspec.conformance.check.corpus import run_scenario
+        from wheelspec.spec import show
 
         adapter, caps = self.shared.get()
         res = run_scenario(adapter, caps, self.scenario)
         if res.status == "n/a":
             pytest.skip(f"not applicable: {res.note}")
         if res.failures:
-            raise WheelspecFailure("\n".join(f"[{f.prop}] {f.message}" for f in res.failures)
+            raise WheelspecFailure("\n".join(show.finding(f) for f in res.failures)
                                    + f"\nreplay: wheelspec replay {self.scenario.path} "
                                      f"--impl {self.config.getoption('wheelspec_impl')!r}")
 
-    def repr_failure(self, excinfo: Any, style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
         if excinfo.errisinstance(WheelspecFailure):
             return str(excinfo.value)
         from wheelspec.spec.errors import UserError
 
         if excinfo.errisinstance(UserError):
             return f"adapter error: {excinfo.value}"
-        return super().repr_failure(excinfo, style)  # type: ignore[arg-type]
+        return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Any, int, str]:
         return self.scenario.path or "wheelspec", 0, f"wheelspec scenario {self.scenario.name}"
@@ -100,6 +104,7 @@ class CampaignItem(ScenarioItem):
 
     def runtest(self) -> None:
         from wheelspec.conformance.check.campaign import run_seed_range
+        from wheelspec.spec import show
 
         adapter, caps = self.shared.get()
         if self.kind == "purgatory" and not caps.purgatory:
@@ -112,7 +117,7 @@ class CampaignItem(ScenarioItem):
             out = run_seed_range(adapter, caps, self.kind, [seed], impl_name="pytest")[0]
             if not out.ok:
                 f = out.failures[0]
-                msg = f"seed {seed} ({out.ops} ops) failed: [{f.prop}] {f.message}"
+                msg = f"seed {seed} ({out.ops} ops) failed: {show.finding(f)}"
                 if out.counterexample is not None:
                     p = Path(opt("wheelspec_out")) / "pytest" / f"{self.kind}-{seed}.json"
                     out.counterexample.save(p)
@@ -131,12 +136,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     from wheelspec.conformance.check.corpus import load_corpus
 
     shared = _Shared(config)
-    config._wheelspec_shared = shared  # type: ignore[attr-defined]
+    config._wheelspec_shared = shared  # type: ignore[attr-defined]  # our mark on pytest's Config, for unconfigure
     for sc in load_corpus(config.getoption("wheelspec_scenarios")):
         items.append(ScenarioItem.from_parent(session, name=f"wheelspec[{sc.name}]", scenario=sc, shared=shared))
     if config.getoption("wheelspec_schedules") > 0:
         for kind in KINDS:
-            items.append(CampaignItem.from_parent(session, name=f"wheelspec[campaign-{kind}]", kind=kind, shared=shared))
+            items.append(CampaignItem.from_parent(session, name=f"wheelspec[campaign-{kind}]", kind=kind,
+                                                  shared=shared))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -16,6 +16,10 @@ module                    models
 :mod:`.purgatory`         ``DelayedOperationPurgatory``, ``WatcherList``, ``Watchers``
 :mod:`.simulation`        a virtual-time driver that executes :mod:`wheelspec.spec.ops`
 :mod:`.invariants`        the structure invariants of SEMANTICS.md, checkable between operations
+``steps/``                the same classes cut at Kafka's lock and CAS granularity (the step model)
+:mod:`.scheduler`         a deterministic scheduler of simulated threads, with Kafka's locks
+:mod:`.interleave`        concurrent scenarios run on the step model, every interleaving judged
+:mod:`.mutants`           Kafka's known races, reintroduced one at a time into the step model
 ========================  =====================================================================
 """
 

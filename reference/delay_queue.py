@@ -14,29 +14,39 @@ can match (SEMANTICS.md, "Ordering").
 from __future__ import annotations
 
 import threading
+from typing import Generic, Protocol, TypeVar
 
-from .bucket import TimerTaskList
 from .clock import Clock
 
 
-class DelayQueue:
+class Delayed(Protocol):
+    """What the queue needs of a bucket: the reference's :class:`~.bucket.TimerTaskList`, or the
+    step model's :class:`~wheelspec.reference.steps.bucket.Bucket`."""
+
+    def get_expiration(self) -> int: ...
+
+
+B = TypeVar("B", bound=Delayed)
+
+
+class DelayQueue(Generic[B]):
     def __init__(self, clock: Clock) -> None:
         self._clock = clock
-        self._heap: list[TimerTaskList] = []
+        self._heap: list[B] = []
         self._cond = threading.Condition()
 
     def __len__(self) -> int:
         return len(self._heap)
 
-    def offer(self, bucket: TimerTaskList) -> None:
+    def offer(self, bucket: B) -> None:
         with self._cond:
             self._sift_up(len(self._heap), bucket)
             self._cond.notify_all()  # a new head may be due earlier than what a poller waits for
 
-    def peek(self) -> TimerTaskList | None:
+    def peek(self) -> B | None:
         return self._heap[0] if self._heap else None
 
-    def poll(self, timeout_ms: int = 0) -> TimerTaskList | None:
+    def poll(self, timeout_ms: int = 0) -> B | None:
         with self._cond:
             deadline = self._clock.now_ms() + max(timeout_ms, 0)
             while True:
@@ -51,7 +61,7 @@ class DelayQueue:
                 self._clock.wait(self._cond, until - now)
 
     # -- java.util.PriorityQueue, Java 17 -----------------------------------------------------
-    def _poll_head(self) -> TimerTaskList:
+    def _poll_head(self) -> B:
         es = self._heap
         result = es[0]
         last = es.pop()
@@ -59,7 +69,7 @@ class DelayQueue:
             self._sift_down(0, last)
         return result
 
-    def _sift_up(self, k: int, x: TimerTaskList) -> None:
+    def _sift_up(self, k: int, x: B) -> None:
         es = self._heap
         es.append(x)
         key = x.get_expiration()
@@ -72,7 +82,7 @@ class DelayQueue:
             k = parent
         es[k] = x
 
-    def _sift_down(self, k: int, x: TimerTaskList) -> None:
+    def _sift_down(self, k: int, x: B) -> None:
         es = self._heap
         n = len(es)
         key = x.get_expiration()

@@ -1,14 +1,17 @@
-"""Run a concurrent scenario on the step model under a schedule, and judge every interleaving.
+"""Running a concurrent scenario on the step model under a schedule, and judging every interleaving.
 
-A :class:`Scenario` is data: operations to run first (alone), then one list of operations per
+A :class:`ConcurrentScenario` is data: operations to run first (alone), then one list of operations per
 simulated thread (records of :mod:`wheelspec.spec.ops`), and the model's configuration.
 :func:`run_scenario` runs it under a chooser (a schedule) on :class:`.steps.StepSimulation`, with
 Kafka's executor thread as a daemon, and returns an :class:`Outcome`: the scheduler's
 :class:`.scheduler.Run`, the concurrent history (:class:`Call` records with invocation and response
 times, and the events stamped with the step and thread that caused them) and the violations of the
-properties below.  ``Outcome.report()`` prints a per-thread timeline and the schedule that replays it.
+properties below, as :class:`~wheelspec.spec.findings.Finding` s named in
+:mod:`wheelspec.spec.properties` (judge ``concurrent``).  ``Outcome.report()`` prints a per-thread
+timeline and the schedule that replays it.
 
-Properties (issue 7, item 2), checked on every run:
+Properties (:func:`check_interleaving`, :func:`check_quiescent` and the scheduler's own), checked
+on every run:
 
 * ``exactly-once``: ``onComplete`` runs at most once per operation (once for a completed one);
 * ``expiration``: ``onExpiration`` only right after the timer's own ``onComplete`` (via=expire) and
@@ -20,31 +23,40 @@ Properties (issue 7, item 2), checked on every run:
   ``add`` of it overlapped or followed that cancel -- the documented race window is a fire whose
   flush had already taken the entry when the cancel ran, and the fire is then reported *before*
   the cancel returns;
-* ``deadlock`` and ``crash`` (an exception inside the model: the JVM's NullPointerException);
+* ``deadlock`` and ``crash`` (an exception inside the model: the JVM's NullPointerException), and
+  ``no-progress`` (the step budget ran out);
 * at quiescence: every bucket list and ``taskCounter`` agree; no completed operation keeps a current
   timer entry; every uncompleted, watched operation is still in the timer and in the watch list of
   each of its keys (unless that key was cancelled); and after a purge, ``watched`` counts no
   completed operation and ``numDelayed`` counts only uncompleted operations plus cancelled entries
   a racing cancel left linked (Kafka's documented over-count, which the next flush drops).
+
+``exactly-once`` and ``expiration`` are computed by :func:`wheelspec.spec.checker.check_completions`,
+the one judge of those rules on a concurrent log (the real-thread hammer uses it too).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from wheelspec.spec import events as ev
-from wheelspec.spec import ops
-from wheelspec.spec.profiles import profile
+from wheelspec.spec import ops, properties, show
+from wheelspec.spec.checker import check_completions
+from wheelspec.spec.findings import Finding
+from wheelspec.spec.profiles import KAFKA, profile
 
 from .scheduler import Chooser, Ctx, Run, Scheduler, Step, ThreadBody, drain, list_chooser, segment_chooser
 from .steps import StepSimulation, Task
 
+if TYPE_CHECKING:
+    from .steps.operation import Op as StepOp
+
 
 @dataclasses.dataclass(frozen=True)
-class Scenario:
+class ConcurrentScenario:
     """A concurrent test program.  ``declare``: operations created before the threads start
     (``(op_id, delay)``) so that any thread may name them; ``tasks``: timer task ids likewise."""
 
@@ -62,9 +74,9 @@ class Scenario:
         lines = [f"scenario {self.name} (tick {self.tick_ms}, wheel {self.wheel_size}, purge interval "
                  f"{self.purge_interval}, {self.shards} shards)"]
         if self.setup:
-            lines.append("  setup: " + ", ".join(_op_str(o) for o in self.setup))
+            lines.append("  setup: " + ", ".join(show.op_call(o) for o in self.setup))
         for i, th in enumerate(self.threads):
-            lines.append(f"  T{i}: " + ", ".join(_op_str(o) for o in th))
+            lines.append(f"  T{i}: " + ", ".join(show.op_call(o) for o in th))
         return "\n".join(lines)
 
 
@@ -82,12 +94,12 @@ class Call:
 
 @dataclasses.dataclass
 class Outcome:
-    scenario: Scenario
+    scenario: ConcurrentScenario
     mutants: frozenset[str]
     run: Run
     sim: StepSimulation
     calls: list[Call]
-    violations: list[str]
+    violations: list[Finding]
 
     @property
     def ok(self) -> bool:
@@ -96,17 +108,17 @@ class Outcome:
     def report(self) -> str:
         notes: dict[int, list[str]] = defaultdict(list)
         for c in self.calls:
-            notes[c.invoke].append(f"T{c.thread} calls {_op_str(c.op)}")
+            notes[c.invoke].append(f"T{c.thread} calls {show.op_call(c.op)}")
             if c.response is not None:
-                notes[c.response].append(f"T{c.thread} {_op_str(c.op)} -> {c.result!r}")
-        for step, tid, e in self.sim.stamped:
-            if isinstance(e, (ev.Complete, ev.Expire, ev.Fire, ev.Purge)):
-                notes[step].append(_event_str(e))
+                notes[c.response].append(f"T{c.thread} {show.op_call(c.op)} -> {c.result!r}")
+        for step, _tid, e in self.sim.stamped:
+            if isinstance(e, ev.CAUSED):
+                notes[step].append(show.event_note(e))
         mut = ", ".join(sorted(self.mutants)) or "none"
         return "\n".join([
             self.scenario.describe(), f"mutants: {mut}",
             self.run.timeline(notes=notes),
-            *("VIOLATION " + v for v in self.violations),
+            *("VIOLATION " + show.finding_line(v) for v in self.violations),
             f"replay: wheelspec.reference.interleave.replay({self._scenario_expr()}, {self.run.choices!r}, "
             f"{sorted(self.mutants)!r})",
         ])
@@ -120,23 +132,10 @@ class Outcome:
         return "<the scenario above>"
 
 
-def _op_str(op: ops.Op) -> str:
-    d = op.to_dict()
-    kind = d.pop("kind")
-    return f"{kind}(" + ", ".join(f"{v!r}" if not isinstance(v, list) else repr(tuple(v)) for v in d.values()) + ")"
-
-
-def _event_str(e: ev.Event) -> str:
-    d = e.to_dict()
-    kind = d.pop("kind")
-    d.pop("now", None)
-    return f"<{kind} " + " ".join(f"{k}={v}" for k, v in d.items()) + ">"
-
-
 # --------------------------------------------------------------------------------- running
 
 
-def run_scenario(scenario: Scenario, chooser: Chooser, mutants: Sequence[str] | frozenset[str] = (),
+def run_scenario(scenario: ConcurrentScenario, chooser: Chooser, mutants: Sequence[str] | frozenset[str] = (),
                  max_steps: int = 4000) -> Outcome:
     """Run ``scenario`` once under ``chooser`` and check every property."""
     sim = StepSimulation(scenario.tick_ms, scenario.wheel_size, 0, scenario.purge_interval,
@@ -156,7 +155,7 @@ def run_scenario(scenario: Scenario, chooser: Chooser, mutants: Sequence[str] | 
     holder.append(sched)
     sim.scheduler = sched
     run = sched.run(chooser, max_steps=max_steps)
-    violations = run.problems() + check_history(sim, calls, scenario)
+    violations = [_problem(p) for p in run.problems()] + check_interleaving(sim, calls, scenario)
     if run.ok:
         violations += check_quiescent(sim, calls)
     return Outcome(scenario, frozenset(mutants), run, sim, calls, violations)
@@ -166,15 +165,15 @@ def _inline(sim: StepSimulation, ctx: Ctx, op: ops.Op) -> ThreadBody:
     # Setup runs before any thread: tasks handed to the executor are run at once.
     result = yield from sim.apply(ctx, op)
     while sim.ptimer.work:
-        yield from sim.ptimer.work.popleft().run(ctx)  # type: ignore[attr-defined]
+        yield from cast("StepOp", sim.ptimer.work.popleft()).run(ctx)  # the purgatory's timer holds operations
     return result
 
 
-def _thread_body(sim: StepSimulation, program: Sequence[ops.Op], calls: list[Call]):  # type: ignore[no-untyped-def]
+def _thread_body(sim: StepSimulation, program: Sequence[ops.Op], calls: list[Call]) -> Callable[[Ctx], ThreadBody]:
     def body(ctx: Ctx) -> ThreadBody:
         for op in program:
             # A call starts with a step of its own, so that a thread's calls are ordered in real time.
-            yield Step(f"call {_op_str(op)}")
+            yield Step(f"call {show.op_call(op)}")
             invoke = sim.scheduler.clock
             result = yield from sim.apply(ctx, op)
             calls.append(Call(ctx.tid, op, invoke, sim.scheduler.clock, result))
@@ -185,47 +184,43 @@ def _thread_body(sim: StepSimulation, program: Sequence[ops.Op], calls: list[Cal
 # --------------------------------------------------------------------------------- properties
 
 
-def check_history(sim: StepSimulation, calls: list[Call], scenario: Scenario) -> list[str]:
-    """The properties judged on the recorded concurrent history."""
-    out: list[str] = []
+def _problem(text: str) -> Finding:
+    """A problem the scheduler reports (``deadlock: ...``, ``crash: ...``, no progress) as a finding."""
+    prop, sep, message = text.partition(": ")
+    if sep and prop in properties.names(properties.CONCURRENT):
+        return Finding(prop, message)
+    return Finding("no-progress", text)
+
+
+def check_interleaving(sim: StepSimulation, calls: list[Call], scenario: ConcurrentScenario) -> list[Finding]:
+    """The properties judged on the recorded concurrent history (module doc)."""
     stamped = sim.stamped
     # exactly once; expiration only after the timer's completion, never before the window
-    completes: dict[int, list[tuple[int, ev.Complete]]] = defaultdict(list)
-    prof = profile("kafka", sim.tick_ms)
-    for i, (step, tid, e) in enumerate(stamped):
-        if isinstance(e, ev.Complete):
-            completes[e.op].append((step, e))
-        elif isinstance(e, ev.Expire):
-            prev = [c for c in completes.get(e.op, [])]
-            if not prev or prev[-1][1].via != "expire":
-                out.append(f"expiration: onExpiration(op{e.op}) without the timer completing it")
-            exp = getattr(sim.ops[e.op], "exp", None)
-            if exp is not None and e.now < prof.earliest(exp):
-                out.append(f"expiration: op{e.op} expired at {e.now}, before its window {prof.earliest(exp)}")
-    for op_id, cs in completes.items():
-        if len(cs) > 1:
-            out.append(f"exactly-once: onComplete(op{op_id}) ran {len(cs)} times (via "
-                       f"{', '.join(c.via for _, c in cs)} at steps {', '.join(str(s) for s, _ in cs)})")
-    # lost wakeup
-    sets = [c for c in calls if isinstance(c.op, ops.SetCompletable) and c.op.value]
-    checks = [c for c in calls if isinstance(c.op, ops.CheckAndComplete)]
-    watches = {c.op.op: c for c in calls if isinstance(c.op, ops.Watch)}
-    key_cancels = [c for c in calls if isinstance(c.op, ops.CancelForKey)]
-    for s in sets:
-        o = s.op.op  # type: ignore[union-attr]
-        w = watches.get(o)
-        if w is None or w.response is None or s.response is None:
+    out = check_completions([e for _, _, e in stamped], profile(KAFKA, sim.tick_ms),
+                            deadline=lambda op: getattr(sim.ops[op], "exp", None),
+                            steps=[step for step, _, _ in stamped])
+    # lost wakeup (each call is paired with its operation, narrowed to the operation's class)
+    sets = [(c, c.op) for c in calls if isinstance(c.op, ops.SetCompletable) and c.op.value]
+    checks = [(c, c.op) for c in calls if isinstance(c.op, ops.CheckAndComplete)]
+    watches = {c.op.op: (c, c.op) for c in calls if isinstance(c.op, ops.Watch)}
+    key_cancels = [(c, c.op) for c in calls if isinstance(c.op, ops.CancelForKey)]
+    for s, set_op in sets:
+        o = set_op.op
+        if o not in watches:
             continue
-        for c in checks:
-            if c.response is None or c.op.key not in w.op.keys or c.invoke <= s.response:  # type: ignore[union-attr]
+        w, watch = watches[o]
+        if w.response is None or s.response is None:
+            continue
+        for c, check in checks:
+            if c.response is None or check.key not in watch.keys or c.invoke <= s.response:
                 continue
-            if any(k.op.key == c.op.key and k.invoke <= c.response for k in key_cancels):  # type: ignore[union-attr]
+            if any(cancel.key == check.key and k.invoke <= c.response for k, cancel in key_cancels):
                 continue
             bound = max(c.response, w.response)
-            if not _completed_in_time(sim, calls, o, c, bound):
-                out.append(f"lost-wakeup: op{o} was completable (step {s.response}) before "
-                           f"checkAndComplete({c.op.key!r}) began (step {c.invoke}), but was not completed "  # type: ignore[union-attr]
-                           f"by step {bound} when that check and its watch had returned")
+            if not _completed_in_time(sim, calls, o, c.response, bound):
+                out.append(Finding("lost-wakeup", f"op{o} was completable (step {s.response}) before "
+                                   f"checkAndComplete({check.key!r}) began (step {c.invoke}), but was not "
+                                   f"completed by step {bound} when that check and its watch had returned"))
                 break
     # a cancelled task does not fire outside the race window
     fires = [(step, e) for step, _, e in stamped if isinstance(e, ev.Fire)]
@@ -235,13 +230,14 @@ def check_history(sim: StepSimulation, calls: list[Call], scenario: Scenario) ->
             if isinstance(c.op, ops.CancelTask) and c.op.task == f.task and c.response is not None \
                     and c.response < step:
                 if not any(a.invoke < step and (a.response is None or a.response > c.response) for a in adds):
-                    out.append(f"cancelled-fired: task {f.task} fired at step {step} after cancel returned at "
-                               f"step {c.response}")
+                    out.append(Finding("cancelled-fired", f"task {f.task} fired at step {step} after cancel "
+                                       f"returned at step {c.response}"))
     return out
 
 
-def _completed_in_time(sim: StepSimulation, calls: list[Call], o: int, check: Call, bound: int) -> bool:
-    """Was op ``o``'s completed flag won by step ``bound``, or by a call overlapping ``check``?"""
+def _completed_in_time(sim: StepSimulation, calls: list[Call], o: int, check_response: int, bound: int) -> bool:
+    """Was op ``o``'s completed flag won by step ``bound``, or by a call overlapping the check that
+    returned at step ``check_response``?"""
     at = sim.ops[o].completed_at
     if at is None:
         return False
@@ -249,12 +245,12 @@ def _completed_in_time(sim: StepSimulation, calls: list[Call], o: int, check: Ca
     if step <= bound:
         return True
     by = [c for c in calls if c.thread == tid and c.invoke <= step and (c.response is None or step <= c.response)]
-    return any(c.invoke <= check.response for c in by)  # type: ignore[operator]
+    return any(c.invoke <= check_response for c in by)
 
 
-def check_quiescent(sim: StepSimulation, calls: list[Call]) -> list[str]:
+def check_quiescent(sim: StepSimulation, calls: list[Call]) -> list[Finding]:
     """Structural and bound properties once every thread has finished (then a forced purge)."""
-    out: list[str] = []
+    out: list[Finding] = []
     for timer in (sim.timer, sim.ptimer):
         linked = 0
         for w in timer.wheel.levels():
@@ -262,44 +258,47 @@ def check_quiescent(sim: StepSimulation, calls: list[Call]) -> list[str]:
                 for e in b.entries():
                     linked += 1
                     if e.list is not b:
-                        out.append(f"structure: an entry of {e.task.label if e.task else '?'} is in {b.name} "
-                                   f"but points at {e.list.name if e.list else None}")
+                        out.append(Finding("structure", f"an entry of {e.task.label if e.task else '?'} is in "
+                                           f"{b.name} but points at {e.list.name if e.list else None}"))
         if linked != timer.counter:
-            out.append(f"structure: {timer.name}.size() is {timer.counter} but {linked} entries are linked")
-    cancelled_keys = {c.op.key for c in calls if isinstance(c.op, ops.CancelForKey)}  # type: ignore[union-attr]
-    linked_current = {e.task.task_id for e in sim.ptimer.linked_entries() if not e.cancelled()}  # type: ignore[union-attr]
+            out.append(Finding("structure", f"{timer.name}.size() is {timer.counter} but {linked} entries are linked"))
+    cancelled_keys = {c.op.key for c in calls if isinstance(c.op, ops.CancelForKey)}
+    # (Entry.cancelled() holds for an entry without a task: testing e.task first excludes nothing more)
+    linked_current = {e.task.task_id for e in sim.ptimer.linked_entries() if e.task is not None and not e.cancelled()}
     for o in sim.ops.values():
         if o.completed and o.task_id in linked_current:
-            out.append(f"timer: completed op{o.task_id} still has a live timer entry")
+            out.append(Finding("timer", f"completed op{o.task_id} still has a live timer entry"))
         if o.watched and not o.completed and not (set(o.keys) & cancelled_keys) and o.task_id not in linked_current:
-            out.append(f"timer: uncompleted op{o.task_id} is not in the timer (it can never expire)")
+            out.append(Finding("timer", f"uncompleted op{o.task_id} is not in the timer (it can never expire)"))
     # force a purge, as the reaper eventually does, then judge watched / numDelayed
     ctx = Ctx(99, "purge")
     drain(sim.purgatory.purge_completed(ctx), ctx)
     members: dict[int, set[Any]] = defaultdict(set)
     for m in sim.purgatory.maps:
-        for key, w in m.items():
-            for op in w.ops.values():
+        for key, watchers in m.items():
+            for op in watchers.ops.values():
                 members[op.task_id].add(key)
                 if op.completed:
-                    out.append(f"watched: completed op{op.task_id} still watched on {key!r} after a purge")
+                    out.append(Finding("watched", f"completed op{op.task_id} still watched on {key!r} after a purge"))
     for o in sim.ops.values():
         if o.watched and not o.completed:
             missing = [k for k in o.keys if k not in cancelled_keys and k not in members[o.task_id]]
             if missing:
-                out.append(f"watched: uncompleted op{o.task_id} is not in the watch list of {missing[0]!r} "
-                           f"(no checkAndComplete can ever find it there)")
+                out.append(Finding("watched", f"uncompleted op{o.task_id} is not in the watch list of "
+                                   f"{missing[0]!r} (no checkAndComplete can ever find it there)"))
     uncompleted = sum(1 for o in sim.ops.values() if o.watched and not o.completed)
     stale = sum(1 for e in sim.ptimer.linked_entries() if e.cancelled())
     if sim.ptimer.counter > uncompleted + stale:
-        out.append(f"numDelayed: {sim.ptimer.counter} > {uncompleted} uncompleted + {stale} cancelled-but-linked")
+        out.append(Finding("numDelayed", f"{sim.ptimer.counter} > {uncompleted} uncompleted + {stale} "
+                                         "cancelled-but-linked"))
     bound = sum(len(o.keys) for o in sim.ops.values() if o.watched and not o.completed)
     if sim.purgatory.watched() > bound:
-        out.append(f"watched: {sim.purgatory.watched()} after a purge > {bound} keys of uncompleted operations")
+        out.append(Finding("watched", f"{sim.purgatory.watched()} after a purge > {bound} keys of uncompleted "
+                                      "operations"))
     return out
 
 
-def replay(scenario: Scenario, choices: Sequence[int], mutants: Sequence[str] = ()) -> Outcome:
+def replay(scenario: ConcurrentScenario, choices: Sequence[int], mutants: Sequence[str] = ()) -> Outcome:
     """Replay a recorded schedule (``Outcome.run.choices`` or a shrunk Hypothesis schedule)."""
     return run_scenario(scenario, list_chooser(choices), mutants)
 
@@ -318,7 +317,7 @@ class Detection:
     outcome: Outcome
 
 
-def schedules(n_threads: int, max_segments: int = 6, max_run: int = 12):  # type: ignore[no-untyped-def]
+def schedules(n_threads: int, max_segments: int = 6, max_run: int = 12):
     """Hypothesis strategy for a context-bounded schedule (see :func:`.scheduler.segment_chooser`):
     up to ``max_segments`` ``(thread, steps)`` pairs; thread ``n_threads`` is the executor."""
     from hypothesis import strategies as st
@@ -326,7 +325,8 @@ def schedules(n_threads: int, max_segments: int = 6, max_run: int = 12):  # type
     return st.lists(st.tuples(st.integers(0, n_threads), st.integers(1, max_run)), max_size=max_segments)
 
 
-def hunt(scenario: Scenario, mutants: Sequence[str], max_examples: int = 1000, seed: int = 0) -> Detection | None:
+def hunt(scenario: ConcurrentScenario, mutants: Sequence[str], max_examples: int = 1000,
+         seed: int = 0) -> Detection | None:
     """Let Hypothesis search schedules of ``scenario`` for a violation under ``mutants``; return the
     first-detection count and the shrunk schedule's outcome (replayable from ``run.choices``), or
     None if no violation was found."""

@@ -25,7 +25,7 @@ def _fail(msg: str) -> None:
 def check_system_timer(timer: SystemTimer, sequential: bool = True) -> None:
     """Check every invariant of a quiescent ``SystemTimer`` (SEMANTICS.md, "Buckets")."""
     levels = timer.timing_wheel.levels()
-    heap = timer.delay_queue._heap  # noqa: SLF001 - the checker inspects the model's internals
+    heap = timer.delay_queue._heap  # the checker inspects the model's internals
     queued_ids = [id(b) for b in heap]
     # I1: a bucket sits in the delay queue at most once (the bucket-reuse rule).
     if len(set(queued_ids)) != len(queued_ids):
@@ -70,7 +70,8 @@ def check_system_timer(timer: SystemTimer, sequential: bool = True) -> None:
             for e in entries:
                 # I7: every linked entry belongs to its bucket's window and knows its bucket.
                 if not exp_b <= e.expiration_ms < exp_b + wheel.tick_ms:
-                    _fail(f"level {k} bucket {i}: entry exp {e.expiration_ms} outside window [{exp_b}, {exp_b + wheel.tick_ms})")
+                    _fail(f"level {k} bucket {i}: entry exp {e.expiration_ms} "
+                          f"outside window [{exp_b}, {exp_b + wheel.tick_ms})")
                 if e.list is not bucket:
                     _fail(f"level {k} bucket {i}: entry exp {e.expiration_ms} does not point at its bucket")
                 # I8 (sequential runs only): cancelled or superseded entries leave at once.
@@ -87,7 +88,7 @@ def check_system_timer(timer: SystemTimer, sequential: bool = True) -> None:
 
 def check_mock_timer(timer: MockTimer) -> None:
     """Kafka's MockTimer: a min-heap on (expiration, arrival); size() is its length."""
-    q = timer._queue  # noqa: SLF001
+    q = timer._queue  # the checker inspects the model's internals
     for i in range(1, len(q)):
         if q[(i - 1) >> 1][:2] > q[i][:2]:
             _fail(f"mock timer heap order broken at index {i}")

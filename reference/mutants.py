@@ -9,9 +9,12 @@ same scenarios under every schedule tried.
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
-from wheelspec.spec.ops import (AddTask, AdvanceTo, CancelTask, CheckAndComplete, ForceComplete,
-                                SetCompletable, Watch)
+from wheelspec.spec.ops import AddTask, AdvanceTo, CancelTask, CheckAndComplete, ForceComplete, SetCompletable, Watch
+
+if TYPE_CHECKING:
+    from .interleave import ConcurrentScenario
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,27 +50,27 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 )}
 
 
-def scenario_for(name: str):  # type: ignore[no-untyped-def]
+def scenario_for(name: str) -> ConcurrentScenario:
     """The small concurrent program on which mutant ``name`` is hunted."""
-    from .interleave import Scenario  # interleave imports steps, which imports this module
+    from .interleave import ConcurrentScenario  # interleave imports steps, which imports this module
 
     if name not in MUTANTS:
         raise ValueError(f"unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
     if name in ("no-second-try", "trylock-check"):
         # A request watched while a producer makes it satisfiable and checks its key.
-        return Scenario(name, threads=((Watch(1, 3, ("a",)),),
+        return ConcurrentScenario(name, threads=((Watch(1, 3, ("a",)),),
                                        (SetCompletable(1), CheckAndComplete("a"))), declare=((1, 3),))
     if name == "unguarded-completed":
         # A satisfied request completes inside tryCompleteElseWatch while someone force-completes it.
-        return Scenario(name, threads=((Watch(1, 3, ("a",), True),), (ForceComplete(1),)), declare=((1, 3),))
+        return ConcurrentScenario(name, threads=((Watch(1, 3, ("a",), True),), (ForceComplete(1),)), declare=((1, 3),))
     if name == "remove-wrong-list":
-        return Scenario(name, threads=((AddTask(1, 1), CancelTask(1)), (AdvanceTo(1),)), tasks=(1,))
+        return ConcurrentScenario(name, threads=((AddTask(1, 1), CancelTask(1)), (AdvanceTo(1),)), tasks=(1,))
     if name == "watch-outside-shard-lock":
         # op1's list entry is dropped (and the key removed) while op2 is being watched on the same key.
-        return Scenario(name, setup=(Watch(1, 3, ("a",)), ForceComplete(1)),
+        return ConcurrentScenario(name, setup=(Watch(1, 3, ("a",)), ForceComplete(1)),
                         threads=((CheckAndComplete("a"),),
                                  (Watch(2, 3, ("a",)), SetCompletable(2), CheckAndComplete("a"))),
                         declare=((2, 3),))
     # check-holds-shard-lock: two keys in one shard, so the watch needs that shard's lock again
-    return Scenario(name, threads=((Watch(1, 3, ("a", "b")),), (CheckAndComplete("a"),)),
+    return ConcurrentScenario(name, threads=((Watch(1, 3, ("a", "b")),), (CheckAndComplete("a"),)),
                     declare=((1, 3),), shards=1)

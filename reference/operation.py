@@ -15,9 +15,8 @@ force).  Kafka has no such notion; the purgatory here says who is asking before 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from wheelspec.spec.events import Complete, Event, Expire
 

@@ -30,6 +30,7 @@ from typing import Protocol
 from wheelspec.spec.events import Event, Purge
 from wheelspec.spec.limits import check_keys, check_purge_interval
 
+from .clock import Clock
 from .operation import DelayedOperation
 from .system_timer import Reaper, SystemTimer
 from .task import TimerTask
@@ -38,12 +39,15 @@ Key = str | int
 
 
 class Timer(Protocol):
-    """Kafka's ``Timer`` interface: what a purgatory needs of its timeout timer."""
+    """Kafka's ``Timer`` interface: what a purgatory needs of its timeout timer (and its clock,
+    which dates the purge events)."""
 
     def add(self, task: TimerTask) -> int: ...
     def advance_clock(self, timeout_ms: int = 0) -> bool: ...
     def size(self) -> int: ...
     def close(self) -> None: ...
+    @property
+    def clock(self) -> Clock: ...
 
 
 class Watchers:
@@ -198,7 +202,7 @@ class DelayedOperationPurgatory:
                 for w in all_watchers:
                     purged += w.purge_completed()
             if self._listener is not None:
-                now = self.timer.clock.now_ms()  # type: ignore[attr-defined]
+                now = self.timer.clock.now_ms()
                 self._listener(Purge(now, before, delayed, purged))
         return advanced
 

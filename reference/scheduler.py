@@ -54,7 +54,7 @@ class Step:
 class Acquire:
     """The thread's next step takes ``lock`` (``mode`` ``x``: exclusive, ``r``/``w``: read/write)."""
 
-    lock: "SimLock | SimRWLock"
+    lock: SimLock | SimRWLock
     mode: str
     label: str
 
@@ -362,7 +362,7 @@ class Scheduler:
                 self.done[t] = True
                 self.pending[t] = None
                 run.results[t] = stop.value
-            except Exception as e:  # a crash inside the model (an NPE in Kafka): stop and report
+            except Exception as e:  # noqa: BLE001 - a crash inside the model (an NPE in Kafka): stop, report
                 run.crash = (t, req.label, f"{type(e).__name__}: {e}")
                 self.clock += 1
                 return run

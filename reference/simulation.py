@@ -18,8 +18,17 @@ from __future__ import annotations
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 from wheelspec.spec.history import History
-from wheelspec.spec.limits import (check_delay, check_key, check_keys, check_range, check_tick, check_time,
-                                   check_wheel_size)
+from wheelspec.spec.limits import (
+    MAX_ID,
+    check_delay,
+    check_key,
+    check_keys,
+    check_range,
+    check_tick,
+    check_time,
+    check_wheel_size,
+)
+from wheelspec.spec.profiles import KAFKA, STRICT_GT, behaviour
 
 from .clock import ManualClock
 from .mock_timer import MockTimer
@@ -28,13 +37,13 @@ from .purgatory import DelayedOperationPurgatory, Key
 from .system_timer import SystemTimer
 from .task import TimerTask
 
-PROFILES = ("kafka", "strict-gt")
-MAX_ID = 2**31 - 1
+#: the profiles the reference models, each by the Kafka class whose contract it is
+PROFILES = (KAFKA, STRICT_GT)
 
 
 class Simulation:
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
-                 purge_interval: int = 1000, profile: str = "kafka") -> None:
+                 purge_interval: int = 1000, profile: str = KAFKA) -> None:
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES} for the reference, got {profile!r}")
         self.profile = profile
@@ -49,10 +58,10 @@ class Simulation:
         self.tasks: dict[int, TimerTask] = {}
         self.ops: dict[int, MockDelayedOperation] = {}
 
-    def _new_timer(self, listener):  # type: ignore[no-untyped-def]
-        if self.profile == "kafka":
-            return SystemTimer(self.tick_ms, self.wheel_size, clock=self.clock, listener=listener)
-        return MockTimer(self.clock, listener=listener)
+    def _new_timer(self, listener):
+        if behaviour(self.profile).kafka_class == "MockTimer":
+            return MockTimer(self.clock, listener=listener)
+        return SystemTimer(self.tick_ms, self.wheel_size, clock=self.clock, listener=listener)
 
     @property
     def now(self) -> int:
@@ -126,9 +135,10 @@ class Simulation:
         return n
 
     def cancel_for_key(self, key: Key) -> list[int]:
-        cancelled = [op.task_id for op in self.purgatory.cancel_for_key(check_key(key))]
-        self.history(ev.CancelForKey(self.now, key, tuple(cancelled)))  # type: ignore[arg-type]
-        return cancelled  # type: ignore[return-value]
+        removed = self.purgatory.cancel_for_key(check_key(key))
+        cancelled: list[int] = [op.task_id for op in removed]  # type: ignore[misc]  # made with op ids: never None
+        self.history(ev.CancelForKey(self.now, key, tuple(cancelled)))
+        return cancelled
 
     def force_complete(self, op_id: int) -> bool:
         result = self._op("force_complete", op_id).force_complete()

@@ -26,11 +26,12 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from wheelspec.spec.events import Event, Fire
 from wheelspec.spec.limits import check_tick, check_time, check_wheel_size
 
-from .bucket import TaskCounter
+from .bucket import TaskCounter, TimerTaskList
 from .clock import Clock, SystemClock
 from .delay_queue import DelayQueue
 from .task import TimerTask, TimerTaskEntry
@@ -52,7 +53,7 @@ class SystemTimer:
         start = self.clock.now_ms() if start_ms is None else check_time("start_ms", start_ms)
         self.tick_ms = tick_ms
         self.wheel_size = wheel_size
-        self.delay_queue = DelayQueue(self.clock)
+        self.delay_queue: DelayQueue[TimerTaskList] = DelayQueue(self.clock)
         self.task_counter = TaskCounter()
         self.timing_wheel = TimingWheel(tick_ms, wheel_size, start, self.task_counter, self.delay_queue)
         self._lock = threading.RLock()
@@ -117,11 +118,17 @@ class SystemTimer:
             task.run()
 
 
+class Advancing(Protocol):
+    """What a :class:`Reaper` drives: a timer or a purgatory."""
+
+    def advance_clock(self, timeout_ms: int, /) -> object: ...
+
+
 class Reaper:
     """Kafka's expiration reaper: a thread that calls ``advance_clock(200)`` until shut down.
     ``target`` is a timer or a purgatory (anything with ``advance_clock``)."""
 
-    def __init__(self, target: object, poll_ms: int = 200, name: str = "reaper") -> None:
+    def __init__(self, target: Advancing, poll_ms: int = 200, name: str = "reaper") -> None:
         self._target = target
         self._poll_ms = poll_ms
         self._stop = threading.Event()
@@ -132,7 +139,7 @@ class Reaper:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self._target.advance_clock(self._poll_ms)  # type: ignore[attr-defined]
+            self._target.advance_clock(self._poll_ms)
 
     def shutdown(self) -> None:
         self._stop.set()

@@ -27,7 +27,7 @@ from .task import TimerTaskEntry
 
 class TimingWheel:
     def __init__(self, tick_ms: int, wheel_size: int, start_ms: int,
-                 task_counter: TaskCounter, queue: DelayQueue) -> None:
+                 task_counter: TaskCounter, queue: DelayQueue[TimerTaskList]) -> None:
         self.tick_ms = tick_ms
         self.wheel_size = wheel_size
         self.interval = tick_ms * wheel_size

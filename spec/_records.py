@@ -40,9 +40,9 @@ def decode(reg: dict[str, type[R]], d: Any, what: str) -> R:
     if not isinstance(d, dict):
         raise RecordError(f"{what} must be a JSON object, got {type(d).__name__}")
     kind = d.get("kind")
-    cls = reg.get(kind)  # type: ignore[arg-type]
-    if cls is None:
+    if not isinstance(kind, str) or kind not in reg:
         raise RecordError(f"unknown {what} kind {kind!r} (expected one of {', '.join(sorted(reg))})")
+    cls = reg[kind]
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if f.name in d:

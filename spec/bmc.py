@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
+from typing import Any
 
 import z3
 
@@ -288,7 +290,7 @@ def _pick(grid: list[list[z3.ArithRef]], pl: z3.ArithRef, pb: z3.ArithRef, n: in
 
 
 def _select(nxt: State, branches: list[tuple[z3.BoolRef, State]]) -> list[z3.BoolRef]:
-    def pick(get):  # type: ignore[no-untyped-def]
+    def pick(get: Callable[..., Any]) -> Any:  # get(state); the lambdas bind their loop indices as defaults
         v = get(branches[-1][1])
         if len(branches) == 1:
             return v
@@ -373,11 +375,10 @@ class Check:
 
 
 def _trace(m: z3.ModelRef, cfg: Config, states: list[State], choices: list[dict[str, z3.ExprRef]]) -> list[str]:
-    def v(x):  # type: ignore[no-untyped-def]
+    def v(x: Any) -> Any:
         r = m.eval(x, model_completion=True)
         return r.as_signed_long() if z3.is_bv_value(r) else r
 
-    names = {0: "add", 1: "cancel", 2: "clock", 3: "poll"}
     lines = [f"start: now={v(states[0].now)}"]
     for i, ch in enumerate(choices):
         a = v(ch["act"])

@@ -24,8 +24,8 @@ before its result, so the caused events since the previous result form that requ
 a ``Fire`` in the window of ``Add(task)`` with the same task and expiration is a fire *inside* add;
 a ``Complete(via=check)`` belongs to the ``CheckAndComplete`` that closes its window; and so on.
 
-Properties (the names in :data:`PROPERTIES`)
---------------------------------------------
+Properties (the names in :data:`PROPERTIES`, registered in :mod:`.properties`)
+------------------------------------------------------------------------------
 Timer (Kafka ``SystemTimer`` / ``MockTimer``):
 
 ``well-formed``
@@ -99,56 +99,38 @@ profile (default: the timer's):
 
 Not judged: ``Observe(watched)`` (it counts completed operations not yet purged, which depends on
 the purge interval the history does not carry) and the purge trigger itself.
+
+Concurrent logs
+---------------
+:func:`check_completions` judges the purgatory's exactly-once and expiry rules on the events of
+*several threads* in the order they happened (the interleaving judge of
+``wheelspec.reference.interleave`` and the real-thread hammer of ``wheelspec.conformance``
+both call it).  It is not :func:`check_history`: a concurrent log has no request windows and
+another thread's events may sit between a ``Complete(via=expire)`` and its ``Expire``, so it keeps
+only what still holds there, under the registry's concurrent names (``exactly-once`` restates
+``complete-once``; ``expiration`` restates ``expire-rule`` and ``no-early-expire``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from . import events as ev
+from . import properties, show
+from .findings import Finding
 from .profiles import Profile
 
-PROPERTIES: tuple[str, ...] = (
-    "well-formed",
-    "no-early-fire",
-    "late-fire",
-    "fire-once",
-    "no-fire-after-cancel",
-    "no-lost-task",
-    "cancel-result",
-    "size",
-    "complete-once",
-    "complete-context",
-    "expire-rule",
-    "no-early-expire",
-    "no-lost-operation",
-    "watch-result",
-    "force-result",
-    "check-count",
-    "no-lost-wakeup",
-    "cancel-for-key-result",
-    "num-delayed",
-)
-
-_CAUSED = (ev.Fire, ev.Complete, ev.Expire, ev.Purge)
-
-
-@dataclasses.dataclass(frozen=True)
-class Violation:
-    """One broken property: ``indices`` are positions in the history of the events involved."""
-
-    prop: str
-    indices: tuple[int, ...]
-    message: str
+#: the properties this checker judges, in order (their descriptions: :mod:`.properties`)
+PROPERTIES: tuple[str, ...] = properties.names(properties.HISTORY)
 
 
 @dataclasses.dataclass
 class Verdict:
     ok: bool
-    violations: list[Violation]
+    violations: list[Finding]
     #: set when ``z3=True`` (or on failure): what the Z3 layer said, one line per violation/check
     z3_notes: list[str] = dataclasses.field(default_factory=list)
 
@@ -159,17 +141,11 @@ class Verdict:
             return f"history of {len(events)} events: all {len(PROPERTIES)} properties hold"
         lines = [f"history of {len(events)} events: {len(self.violations)} violation(s)"]
         for v in self.violations:
-            lines.append(f"[{v.prop}] {v.message}")
+            lines.append(show.finding(v))
             for i in v.indices:
-                lines.append(f"    #{i:<6} {_show(events[i]) if 0 <= i < len(events) else '(no such event)'}")
+                lines.append(f"    #{i:<6} {show.event(events[i]) if 0 <= i < len(events) else '(no such event)'}")
         lines.extend(self.z3_notes)
         return "\n".join(lines)
-
-
-def _show(e: Any) -> str:
-    d = e.to_dict()
-    kind = d.pop("kind")
-    return f"{kind}(" + ", ".join(f"{k}={v}" for k, v in d.items()) + ")"
 
 
 class _Stop(Exception):
@@ -190,7 +166,7 @@ class _Judge:
         self.p = profile
         self.pp = purg
         self.stop = stop_at_first
-        self.out: list[Violation] = []
+        self.out: list[Finding] = []
         self.events: list[Any] = []
         # -- timer --
         self.live: dict[int, int] = {}            # task -> sid of its live schedule
@@ -217,21 +193,21 @@ class _Judge:
 
     # -- reporting --------------------------------------------------------------------------------
     def flag(self, prop: str, indices: Iterable[int], message: str) -> None:
-        self.out.append(Violation(prop, tuple(sorted(set(indices))), message))
+        self.out.append(Finding.in_history(prop, sorted(set(indices)), message))
         if self.stop:
             raise _Stop
 
     def rule(self, p: Profile) -> str:
-        return f"under profile {p.name}" + (f" tick {p.tick}" if p.name == "kafka" else "")
+        return f"under profile {show.profile(p.name, p.tick)}"
 
     # -- driver -----------------------------------------------------------------------------------
-    def run(self, history: Iterable[Any]) -> list[Violation]:
+    def run(self, history: Iterable[Any]) -> list[Finding]:
         self.events = events = list(history)
         window: list[int] = []
         try:
             for i, e in enumerate(events):
                 self.clock(i, e)
-                if isinstance(e, _CAUSED):
+                if isinstance(e, ev.CAUSED):
                     if isinstance(e, ev.Expire):
                         self.expire_adjacent(i, e)
                     elif isinstance(e, ev.Complete) and e.via == "expire":
@@ -244,8 +220,9 @@ class _Judge:
                     continue
                 self.result(i, e, window)
                 window = []
-            if window:
-                self.result(None, None, window)
+            if window:  # the history ended after caused events that no request result closes
+                self.ctx_i = None
+                self.caused(window, None)
         except _Stop:
             pass
         return self.out
@@ -268,9 +245,8 @@ class _Judge:
                       "via=expire): onExpiration ran for an operation the timer did not complete")
 
     # -- one request ------------------------------------------------------------------------------
-    def result(self, i: int | None, e: Any, window: list[int]) -> None:
-        events = self.events
-        self.ctx_i = i  # the index of the request closing this window (None: the history ended)
+    def result(self, i: int, e: Any, window: list[int]) -> None:
+        self.ctx_i = i  # the index of the request closing this window
         t = type(e)
         if t is ev.Add:
             self.add(i, e, window)
@@ -281,16 +257,7 @@ class _Judge:
         if t is ev.Advance:
             self.pop_mock_queues(e.now)  # MockTimer dequeues before it runs anything
         # Everything else: the window's events happen first, then the result is judged.
-        vias: list[tuple[int, ev.Complete]] = []
-        for j in window:
-            c = events[j]
-            if type(c) is ev.Fire:
-                self.fire(j, c, in_add=False)
-            elif type(c) is ev.Complete:
-                self.complete(j, c, e)
-                vias.append((j, c))
-            elif type(c) is ev.Purge:
-                self.purge(j, c)
+        vias = self.caused(window, e)
         if t is ev.Advance:
             self.advance(i, e)
         elif t is ev.Cancel:
@@ -308,13 +275,29 @@ class _Judge:
         elif t is ev.CancelForKey:
             self.cancel_for_key(i, e)
 
+    def caused(self, window: list[int], ctx: Any) -> list[tuple[int, ev.Complete]]:
+        """Judge the caused events of ``window``, which the result event ``ctx`` closes (None: the
+        history ended); returns the completions among them, for ``ctx``'s own rule."""
+        events = self.events
+        vias: list[tuple[int, ev.Complete]] = []
+        for j in window:
+            c = events[j]
+            if type(c) is ev.Fire:
+                self.fire(j, c, in_add=False)
+            elif type(c) is ev.Complete:
+                self.complete(j, c, ctx)
+                vias.append((j, c))
+            elif type(c) is ev.Purge:
+                self.purge(j, c)
+        return vias
+
     # -- timer ------------------------------------------------------------------------------------
     def add(self, i: int, e: ev.Add, window: list[int]) -> None:
         p = self.p
         if e.exp != e.now + e.delay:
             self.flag("well-formed", (i,), f"task {e.task} added at {e.now} with delay {e.delay} "
                       f"reports exp {e.exp}, not now + delay = {e.now + e.delay}")
-        transient = p.fires_nonpositive_in_add() and e.delay <= 0
+        transient = p.fires_inside_add and e.delay <= 0
         if transient:
             # Kafka's MockTimer runs it inside add and makes no entry: the old entry stays live.
             fired_inside = False
@@ -337,7 +320,7 @@ class _Judge:
         self.live[e.task] = i
         self.sched_of_task.setdefault(e.task, []).append(i)
         heapq.heappush(self.due_heap, (p.earliest(e.exp), i))
-        if p.name == "strict-gt":
+        if p.size_counts_superseded:  # MockTimer queues the entry until an advance past exp pops it
             heapq.heappush(self.mock_queue, e.exp)
         for j in window:
             c = self.events[j]
@@ -434,16 +417,17 @@ class _Judge:
                           f"window {pp.earliest(w.now + w.delay)} {self.rule(pp)} had come")
 
     def pop_mock_queues(self, t: int) -> None:
-        for q in (self.mock_queue, self.mock_op_queue):  # (empty unless a profile is strict-gt)
+        for q in (self.mock_queue, self.mock_op_queue):  # (empty unless a profile counts MockTimer's queue)
             while q and q[0] < t:
                 heapq.heappop(q)
 
     def observe(self, i: int, e: ev.Observe) -> None:
         if e.what == "size":
-            want = len(self.mock_queue) if self.p.name == "strict-gt" else len(self.live)
+            mock = self.p.size_counts_superseded
+            want = len(self.mock_queue) if mock else len(self.live)
             if e.value != want:
                 self.flag("size", (i,), f"size() returned {e.value} at {e.now}; the history leaves {want} "
-                          + ("entries in MockTimer's queue" if self.p.name == "strict-gt" else "tasks pending"))
+                          + ("entries in MockTimer's queue" if mock else "tasks pending"))
         elif e.what == "num_delayed":
             want = self.delayed()
             if e.value != want:
@@ -451,7 +435,7 @@ class _Judge:
                           f"leaves {want} operations on the purgatory's timer")
 
     def delayed(self) -> int:
-        return len(self.mock_op_queue) if self.pp.name == "strict-gt" else len(self.on_timer)
+        return len(self.mock_op_queue) if self.pp.size_counts_superseded else len(self.on_timer)
 
     # -- purgatory --------------------------------------------------------------------------------
     def watch(self, i: int, e: ev.TryCompleteElseWatch, window: list[int]) -> None:
@@ -488,12 +472,11 @@ class _Judge:
         self.on_timer.add(e.op)
         deadline = e.now + e.delay
         heapq.heappush(self.op_heap, (pp.earliest(deadline), e.op))
-        if pp.name == "strict-gt":
-            if e.delay <= 0:
-                self.flag("no-lost-operation", (i,), f"op {e.op} watched at {e.now} with timeout {e.delay} <= 0 "
-                          f"did not expire inside the watch, as {pp.name} requires")
-            else:
-                heapq.heappush(self.mock_op_queue, deadline)
+        if pp.fires_inside_add and e.delay <= 0:
+            self.flag("no-lost-operation", (i,), f"op {e.op} watched at {e.now} with timeout {e.delay} <= 0 "
+                      f"did not expire inside the watch, as {pp.name} requires")
+        elif pp.size_counts_superseded:
+            heapq.heappush(self.mock_op_queue, deadline)
 
     def complete(self, j: int, c: ev.Complete, ctx: Any) -> None:
         pp = self.pp
@@ -618,3 +601,38 @@ def check_history(history: Iterable[Any], profile: Profile, *, purgatory_profile
 
         confirm(verdict, events, profile, purgatory_profile or profile, full=z3)
     return verdict
+
+
+# ------------------------------------------------------------------ concurrent logs --------------
+def check_completions(events: Iterable[Any], profile: Profile, *, deadline: Callable[[int], int | None] | None = None,
+                      steps: Sequence[int] | None = None) -> list[Finding]:
+    """The purgatory's exactly-once and expiry rules on a concurrent log (module doc, "Concurrent
+    logs"): ``onComplete`` runs at most once per operation (``exactly-once``); ``onExpiration`` runs
+    only when the operation's latest completion was the timer's (via=expire), and never before the
+    firing window of its deadline under ``profile`` (``expiration``).
+
+    ``deadline(op)`` gives an operation's deadline; by default the ``TryCompleteElseWatch`` events
+    seen so far give it (watch time + timeout).  ``steps``: the step of each event, quoted in the
+    messages.  Findings: every ``expiration`` in log order, then every ``exactly-once``."""
+    out: list[Finding] = []
+    completes: dict[int, list[tuple[int | None, ev.Complete]]] = {}
+    watched: dict[int, int] = {}
+    for i, e in enumerate(events):
+        if isinstance(e, ev.TryCompleteElseWatch):
+            watched[e.op] = e.now + e.delay
+        elif isinstance(e, ev.Complete):
+            completes.setdefault(e.op, []).append((steps[i] if steps is not None else None, e))
+        elif isinstance(e, ev.Expire):
+            prev = completes.get(e.op)
+            if not prev or prev[-1][1].via != "expire":
+                out.append(Finding("expiration", f"onExpiration(op{e.op}) without the timer completing it"))
+            exp = deadline(e.op) if deadline is not None else watched.get(e.op)
+            if exp is not None and e.now < profile.earliest(exp):
+                out.append(Finding("expiration", f"op{e.op} expired at {e.now}, before its window "
+                                                 f"{profile.earliest(exp)}"))
+    for op, cs in completes.items():
+        if len(cs) > 1:
+            at = f" at steps {', '.join(str(s) for s, _ in cs)}" if steps is not None else ""
+            out.append(Finding("exactly-once", f"onComplete(op{op}) ran {len(cs)} times (via "
+                                               f"{', '.join(c.via for _, c in cs)}{at})"))
+    return out

@@ -105,7 +105,7 @@ class _Window:
     def closing(self, j: int) -> int:
         """The index of the request whose result closes the window event ``j`` is in."""
         k = j
-        while k < len(self.events) and isinstance(self.events[k], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+        while k < len(self.events) and isinstance(self.events[k], ev.CAUSED):
             k += 1
         return k
 
@@ -133,11 +133,11 @@ class _Window:
 
 
 def _earliest(p: Profile, x: z3.ArithRef, tag: str, side: list[z3.BoolRef]) -> z3.ArithRef:
-    if p.name == "kafka":
+    if p.uses_tick:
         q, r = z3.Int(f"q_{tag}"), z3.Int(f"r_{tag}")
         side += [x == q * p.tick + r, 0 <= r, r < p.tick]
         return q * p.tick
-    return x if p.name == "strict" else x + 1
+    return x + 1 if p.behaviour.needs_strictly_after else x
 
 
 def _fire_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
@@ -175,29 +175,30 @@ def _sched(w: _Window, p: Profile, a: int) -> z3.BoolRef:
 def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
     """fire-once / no-fire-after-cancel: the latest add/cancel/fire of the fired task before each
     fire is a schedule-making add with that fire's expiration."""
+
+    def touches(a: int, j: int) -> z3.BoolRef:
+        """Event ``a`` is an add, a cancel or an out-of-add fire of the task fired at ``j``."""
+        return z3.And(w.f("id", a) == w.f("id", j),
+                      z3.Or(_sched(w, p, a), w.kind(a, ev.Cancel), z3.And(w.kind(a, ev.Fire), z3.Not(_in_add(w, a)))))
+
+    def ran_inside(a: int, before: int) -> z3.BoolRef:
+        """Some fire earlier than ``before`` ran inside add ``a`` (consuming its schedule)."""
+        runs = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", a), w.f("exp", f) == w.f("exp", a))
+                for f in w.idx if f < before and w.closing(f) == a]
+        return z3.Or(runs) if runs else z3.BoolVal(False)
+
     out = []
     for j in w.idx:
         same = [a for a in w.idx if a < j]
-
-        def touches(a: int) -> z3.BoolRef:
-            return z3.And(w.f("id", a) == w.f("id", j),
-                          z3.Or(_sched(w, p, a), w.kind(a, ev.Cancel), z3.And(w.kind(a, ev.Fire), z3.Not(_in_add(w, a)))))
-
-        def ran_inside(a: int, before: int) -> z3.BoolRef:
-            """Some fire earlier than ``before`` ran inside add ``a`` (consuming its schedule)."""
-            runs = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", a), w.f("exp", f) == w.f("exp", a))
-                    for f in w.idx if f < before and w.closing(f) == a]
-            return z3.Or(runs) if runs else z3.BoolVal(False)
-
         cases = []
         x = w.closing(j)
         # a fire inside an add of its own task comes after that add replaced the task's entry
         # (Kafka's TimerTaskEntry removes the old entry first): the add counts as the latest touch
         replaced = [z3.And(w.f("id", x) == w.f("id", j), _sched(w, p, x))] if x in w.labels and x != j else []
         for a in same:
-            later_quiet = z3.And([z3.Not(touches(b)) for b in same if b > a] + [z3.Not(r) for r in replaced]
+            later_quiet = z3.And([z3.Not(touches(b, j)) for b in same if b > a] + [z3.Not(r) for r in replaced]
                                  or [z3.BoolVal(True)])
-            cases.append(z3.And(touches(a), later_quiet, _sched(w, p, a), w.f("exp", a) == w.f("exp", j),
+            cases.append(z3.And(touches(a, j), later_quiet, _sched(w, p, a), w.f("exp", a) == w.f("exp", j),
                                 z3.Not(ran_inside(a, a))))
         allowed = z3.Or(cases) if cases else z3.BoolVal(False)
         # a fire inside the add that made the schedule (it precedes that add's result event), once
@@ -245,7 +246,8 @@ def _expire_rule(w: _Window) -> z3.BoolRef:
     out = []
     for i in w.idx:
         if i - 1 in w.labels:
-            out.append(z3.Implies(w.kind(i, ev.Expire), z3.And(w.kind(i - 1, ev.Complete), w.f("id", i - 1) == w.f("id", i),
+            out.append(z3.Implies(w.kind(i, ev.Expire), z3.And(w.kind(i - 1, ev.Complete),
+                                                              w.f("id", i - 1) == w.f("id", i),
                                                               w.f("via", i - 1) == VIA["expire"])))
         elif i - 1 < 0:
             out.append(z3.Not(w.kind(i, ev.Expire)))
@@ -362,12 +364,12 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
         return None
     if prop in _results.RESULTS:
         return _results.encode(prop, events, indices, p, pp)
-    ents = {_entity(events[i]) for i in indices if 0 <= i < len(events)} - {None}
+    ents = {x for x in (_entity(events[i]) for i in indices if 0 <= i < len(events)) if x is not None}
     side: list[z3.BoolRef] = []
     if prop in ("check-count", "watch-result", "force-result"):
         lo = min(indices)
         # the request's window: the caused events since the previous request result
-        while lo > 0 and isinstance(events[lo - 1], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+        while lo > 0 and isinstance(events[lo - 1], ev.CAUSED):
             lo -= 1
         idx = list(range(lo, max(indices) + 1))
         if prop == "force-result":
@@ -398,13 +400,13 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
         idx += [j for i in indices for j in (i - 1, i + 1) if 0 <= j < len(events)]
     if (prop == "no-lost-task" and p.fires_nonpositive_in_add()) or prop == "no-lost-operation":
         lo = min(indices)  # the request's caused events: where an in-add fire would be
-        while lo > 0 and isinstance(events[lo - 1], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+        while lo > 0 and isinstance(events[lo - 1], ev.CAUSED):
             lo -= 1
             idx.append(lo)
     if prop == "well-formed":  # the watches of the operations the window's events name
         named = {events[i].op for i in idx if isinstance(events[i], (ev.Complete, ev.ForceComplete, ev.SetCompletable))}
         last = max(idx)
-        while last + 1 < len(events) and isinstance(events[last], (ev.Fire, ev.Complete, ev.Expire, ev.Purge)):
+        while last + 1 < len(events) and isinstance(events[last], ev.CAUSED):
             last += 1
         idx += [a for a in range(last + 1) if isinstance(events[a], ev.TryCompleteElseWatch) and events[a].op in named]
     idx = sorted(set(idx))
@@ -462,7 +464,7 @@ MAX_CONFIRM = 25
 def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool = False) -> None:
     """Confirm each violation with Z3 and shrink its indices to the unsat core; with ``full``,
     also re-judge every fire, completion and check/watch/force result of a history with Z3."""
-    from .checker import Violation
+    from .findings import Finding
 
     out = []
     for n, v in enumerate(verdict.violations):
@@ -472,10 +474,10 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
             break
         status, core = explain(v.prop, events, v.indices, p, pp)
         if status == "confirmed":
-            out.append(Violation(v.prop, core, v.message))
+            out.append(Finding.in_history(v.prop, core, v.message))
             verdict.z3_notes.append(f"z3: {v.prop} confirmed; minimal events {list(core)}")
         elif status == "confirmed-unminimised":
-            out.append(Violation(v.prop, core, v.message))
+            out.append(Finding.in_history(v.prop, core, v.message))
             verdict.z3_notes.append(f"z3: {v.prop} confirmed; core of {len(core)} events, not minimised "
                                     f"(window over {MINIMIZE_LIMIT} events)")
         else:
@@ -489,15 +491,18 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
     flagged = {i for v in verdict.violations for i in v.indices}
     checked = 0
     per_prop: dict[str, int] = {}
+
+    def makes(x: Any, task: int) -> bool:
+        """``x`` is an add of ``task`` that makes a schedule."""
+        return isinstance(x, ev.Add) and x.task == task and (x.delay > 0 or not p.fires_nonpositive_in_add())
+
     for i, e in enumerate(events):
         if i in flagged:
             continue
         props: list[tuple[str, tuple[int, ...]]] = []
         if isinstance(e, ev.Fire):
-            def makes(x: Any) -> bool:
-                return isinstance(x, ev.Add) and x.task == e.task and (x.delay > 0 or not p.fires_nonpositive_in_add())
-            first = max([j for j in range(i) if makes(events[j])] or [i])
-            idx = (first, i)
+            first = max([j for j in range(i) if makes(events[j], e.task)] or [i])
+            idx: tuple[int, ...] = (first, i)
             nxt = events[i + 1] if i + 1 < len(events) else None
             if isinstance(nxt, ev.Add) and nxt.task == e.task:
                 idx = (first, i, i + 1)  # a fire inside that add
@@ -523,7 +528,7 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
             checked += 1
             per_prop[prop] = per_prop.get(prop, 0) + 1
             if status.startswith("confirmed"):
-                verdict.violations.append(Violation(prop, core or idx, f"Z3 finds event #{i} violates {prop}, "
+                verdict.violations.append(Finding.in_history(prop, core or idx, f"Z3 finds event #{i} violates {prop}, "
                                                     "which the fast path accepted"))
                 verdict.ok = False
     detail = ", ".join(f"{k} {n}" for k, n in sorted(per_prop.items()))
@@ -531,4 +536,4 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
                             + (f" ({detail})" if detail else ""))
 
 
-from . import checker_z3_results as _results  # noqa: E402  (it builds on _Window above)
+from . import checker_z3_results as _results  # noqa: E402 - it builds on _Window above

@@ -69,7 +69,6 @@ from .profiles import Profile
 RESULTS = ("cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed")
 
 _TIMER = (ev.Add, ev.Fire, ev.Cancel)
-_CAUSED = (ev.Fire, ev.Complete, ev.Expire, ev.Purge)
 _FALSE = z3.BoolVal(False)
 
 
@@ -87,7 +86,7 @@ def _count(xs: list[z3.BoolRef]) -> z3.ArithRef:
 
 def _closing(events: list[Any], j: int) -> int:
     k = j
-    while k < len(events) and isinstance(events[k], _CAUSED):
+    while k < len(events) and isinstance(events[k], ev.CAUSED):
         k += 1
     return k
 
@@ -135,11 +134,11 @@ def select(prop: str, events: list[Any], t: int, p: Profile, pp: Profile) -> lis
     if prop == "cancel-result":
         return [i for i in range(t) if isinstance(events[i], _TIMER) and events[i].task == e.task] + [t]
     if prop == "size":
-        if p.name == "strict-gt":
+        if p.size_counts_superseded:  # MockTimer's queue: every add, and the latest advance's pops
             return [i for i in range(t) if isinstance(events[i], ev.Add)] + _latest_advance(events, t) + [t]
         return [i for i in range(t) if isinstance(events[i], _TIMER)] + [t]
     if prop == "num-delayed":
-        if pp.name == "strict-gt":
+        if pp.size_counts_superseded:  # numDelayed is the purgatory timer's size
             x = _closing(events, t)
             pop = [x] if isinstance(e, ev.Purge) and x < len(events) and isinstance(events[x], ev.Advance) \
                 else _latest_advance(events, t)
@@ -181,7 +180,7 @@ class _Groups:
                 self.op.setdefault(e.op, []).append(i)
             if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
                 self.key.setdefault(e.key, []).append(i)
-            if isinstance(e, _CAUSED):
+            if isinstance(e, ev.CAUSED):
                 self.window.setdefault(w.closing(i), []).append(i)
 
     def of_op(self, w: _Window, i: int, cls: type) -> list[int]:
@@ -236,7 +235,7 @@ def _popped(w: _Window, a: int, v: int | None, deadline: z3.ArithRef) -> z3.Bool
 
 def _size(w: _Window, g: _Groups, p: Profile, o: int) -> z3.BoolRef:
     before = [a for a in w.idx if a < o and hasattr(w.events[a], "task")]
-    if p.name == "strict-gt":
+    if p.size_counts_superseded:
         v = max([i for i in g.kind.get(ev.Advance, ()) if i < o], default=None)
         counted = [z3.And(_sched(w, p, a), z3.Not(_popped(w, a, v, w.f("exp", a)))) for a in before]
     else:
@@ -268,14 +267,15 @@ def _on_timer_at_watch(w: _Window, g: _Groups, a: int) -> z3.BoolRef:
 
 def _num_delayed(w: _Window, g: _Groups, pp: Profile, o: int) -> z3.BoolRef:
     watches = [a for a in g.kind.get(ev.TryCompleteElseWatch, ()) if a < o]
-    if pp.name == "strict-gt":
+    if pp.size_counts_superseded:  # numDelayed is the purgatory timer's size
         v = next((i for i in g.kind.get(ev.Advance, ()) if i != o), None)
         counted = [z3.And(_on_timer_at_watch(w, g, a), w.f("delay", a) > 0,
                           z3.Not(_popped(w, a, v, w.f("now", a) + w.f("delay", a)))) for a in watches]
     else:
         counted = []
         for a in watches:
-            removed = [z3.And(w.kind(b, ev.CancelForKey), w.names(b, a), w.watches(a, b), _no_cfk_between(w, g, a, b, b))
+            removed = [z3.And(w.kind(b, ev.CancelForKey), w.names(b, a), w.watches(a, b),
+                              _no_cfk_between(w, g, a, b, b))
                        for k in set(w.events[a].keys) for b in g.key.get(k, ())
                        if a < b < o and isinstance(w.events[b], ev.CancelForKey)]
             counted.append(z3.And(_on_timer_at_watch(w, g, a), z3.Not(_completed_by(w, g, a, o)), z3.Not(_or(removed))))
@@ -304,7 +304,8 @@ def _complete_context(w: _Window, g: _Groups, c: int) -> z3.BoolRef:
     ok = z3.Or(z3.And(via == VIA["try"], w.kind(x, ev.TryCompleteElseWatch), own),
                z3.And(via == VIA["check"], w.kind(x, ev.CheckAndComplete), _or(by_check)),
                z3.And(via == VIA["force"], w.kind(x, ev.ForceComplete), own),
-               z3.And(via == VIA["expire"], z3.Or(w.kind(x, ev.Advance), z3.And(w.kind(x, ev.TryCompleteElseWatch), own))))
+               z3.And(via == VIA["expire"],
+                      z3.Or(w.kind(x, ev.Advance), z3.And(w.kind(x, ev.TryCompleteElseWatch), own))))
     return z3.Implies(judged, ok)
 
 

@@ -9,7 +9,7 @@ caused, so a history reads as a log: callbacks first, then the return value.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Union
+from typing import Any
 
 from ._records import Record, decode, registry
 from .ops import Key
@@ -148,15 +148,23 @@ class Purge(Record):
     purged: int
 
 
-Event = Union[
-    Add, Fire, Cancel, Advance, Observe, Complete, Expire, TryCompleteElseWatch, SetCompletable,
-    CheckAndComplete, CancelForKey, ForceComplete, Purge,
-]
-EVENTS = registry(
+Event = (
+    Add | Fire | Cancel | Advance | Observe | Complete | Expire | TryCompleteElseWatch | SetCompletable
+    | CheckAndComplete | CancelForKey | ForceComplete | Purge
+)
+EVENTS: dict[str, type[Event]] = registry(
     Add, Fire, Cancel, Advance, Observe, Complete, Expire, TryCompleteElseWatch, SetCompletable,
     CheckAndComplete, CancelForKey, ForceComplete, Purge,
 )
 VIAS = ("try", "check", "expire", "force")
+
+#: The *caused* events: what a request makes happen besides its own result (the timer hands a
+#: task over, the purgatory completes, expires or purges).  They precede the request's result
+#: event, so the caused events since the previous result are that request's *window*; every other
+#: event is a request's result (:mod:`.results` says which).  The only place this set is written.
+CAUSED: tuple[type[Event], ...] = (Fire, Complete, Expire, Purge)
+#: their ``kind`` tags, for code that sees kinds (the adapter protocol, traces)
+CAUSED_KINDS: tuple[str, ...] = tuple(c.kind for c in CAUSED)
 
 
 def event_from_dict(d: Any) -> Event:

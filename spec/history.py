@@ -26,7 +26,7 @@ class History:
     def __len__(self) -> int:
         return len(self.events)
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+    def __getitem__(self, i):
         return self.events[i]
 
     def of_kind(self, kind: str) -> list[Event]:
@@ -36,7 +36,7 @@ class History:
         return "".join(json.dumps(e.to_dict(), separators=(",", ":")) + "\n" for e in self.events)
 
     @classmethod
-    def from_jsonl(cls, text: str, source: str = "<history>") -> "History":
+    def from_jsonl(cls, text: str, source: str = "<history>") -> History:
         out = []
         for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
@@ -48,6 +48,6 @@ class History:
         return cls(out)
 
     @classmethod
-    def load(cls, path: str | Path) -> "History":
+    def load(cls, path: str | Path) -> History:
         p = Path(path)
         return cls.from_jsonl(p.read_text(), str(p))

@@ -11,7 +11,7 @@ prove anything, so it is reported as *vacuous*, never as proven.
 in the due test, ...); the tests and ``wheelspec prove --mutations`` show that each lemma fails,
 with a readable counterexample, under the mutation that targets it.
 
-Phrasing (NOTES.md): every division is written with explicit quotient/remainder variables
+Phrasing: every division is written with explicit quotient/remainder variables
 (``e = q*tick + r, 0 <= r < tick``), never with an ``If`` term multiplied by a variable; a level's
 tick is a variable of its own, related to the level below by one product.  Each query then takes
 milliseconds.
@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import z3
 
-from .limits import MAX_DELAY_MS, MAX_TICK_MS, MAX_TIME_MS, MAX_WHEEL_SIZE, MIN_DELAY_MS
+from .limits import EXP_SPAN, JAVA_INT_MAX, MAX_DELAY_MS, MAX_TICK_MS, MAX_TIME_MS, MAX_WHEEL_SIZE, MIN_DELAY_MS
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -389,7 +389,7 @@ def no_int64_overflow(r: Rules) -> Query:
                 d >= MIN_DELAY_MS, d <= MAX_DELAY_MS)
         e_lo, e_hi = MIN_DELAY_MS, MAX_TIME_MS + MAX_DELAY_MS
     else:
-        q.where(t >= 1, t <= INT64_MAX, n >= 2, n <= 2**31 - 1, now >= 0, now <= MAX_TIME_MS,
+        q.where(t >= 1, t <= INT64_MAX, n >= 2, n <= JAVA_INT_MAX, now >= 0, now <= MAX_TIME_MS,
                 d >= INT64_MIN, d <= INT64_MAX)
         e_lo, e_hi = INT64_MIN, INT64_MAX
     e = now + d
@@ -431,8 +431,8 @@ def interval_never_zero_bv(r: Rules) -> Query:
     n = z3.BitVec("wheel_size", 64)
     q.shown.update(levelTick=u, wheel_size=n)
     if r.limits:
-        # A level's tick is < 2**44 inside the limits (no-int64-overflow), the size <= 2**16.
-        q.where(z3.UGE(u, 1), z3.ULT(u, 2**44), z3.UGE(n, 2), z3.ULE(n, MAX_WHEEL_SIZE))
+        # A level's tick is < EXP_SPAN inside the limits (no-int64-overflow), the size <= 2**16.
+        q.where(z3.UGE(u, 1), z3.ULT(u, EXP_SPAN), z3.UGE(n, 2), z3.ULE(n, MAX_WHEEL_SIZE))
     else:
         q.where(u > 0, z3.UGE(n, 2), z3.ULE(n, MAX_WHEEL_SIZE))
     interval = u * n
@@ -517,8 +517,8 @@ class Outcome:
 def _value(model: z3.ModelRef, e: z3.ExprRef) -> int:
     v = model.eval(e, model_completion=True)
     if z3.is_bv(v):
-        return v.as_signed_long()  # type: ignore[attr-defined]
-    return v.as_long()  # type: ignore[attr-defined]
+        return v.as_signed_long()
+    return v.as_long()
 
 
 #: Solver configurations tried in turn, each with a share of the time budget: Z3's nonlinear

@@ -22,7 +22,6 @@ from numbers import Integral
 
 from .errors import RangeError
 
-
 #: Largest accepted tick, in ms (about 17.5 minutes).
 MAX_TICK_MS: int = 2**20
 #: Smallest and largest accepted number of buckets per wheel.
@@ -35,8 +34,10 @@ MIN_DELAY_MS: int = -MAX_DELAY_MS
 MAX_TIME_MS: int = 2**43 - 1
 #: Largest accepted purge interval (Kafka's default is 1000).
 MAX_PURGE_INTERVAL: int = 2**31 - 1
-#: Largest task id and operation id (Java's ``Integer.MAX_VALUE``: ids fit an int32 row index).
-MAX_ID: int = 2**31 - 1
+#: Java's ``Integer.MAX_VALUE``: Kafka's ``wheelSize`` is a Java ``int``.
+JAVA_INT_MAX: int = 2**31 - 1
+#: Largest task id and operation id (ids fit an int32 row index, like a Java ``int``).
+MAX_ID: int = JAVA_INT_MAX
 #: Every expiration the ranges allow is within this distance of any clock reading the ranges
 #: allow: ``|exp - now| < EXP_SPAN``.  Engines size their arithmetic by it (int64 with room for
 #: ``currentTime + interval`` of the highest wheel, see the module docstring).
@@ -96,7 +97,7 @@ def check_key(key: object) -> str | int:
 def check_keys(keys: object) -> tuple[str | int, ...]:
     if isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
         raise TypeError(f"watch_keys must be a sequence of keys, got {type(keys).__name__}")
-    out = tuple(check_key(k) for k in keys)  # type: ignore[union-attr]
+    out = tuple(check_key(k) for k in keys)
     if not out:
         # Kafka: IllegalArgumentException("The watch key list can't be empty")
         raise ValueError("watch_keys must not be empty")

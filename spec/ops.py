@@ -9,11 +9,11 @@ non-negative ints (array friendly); watch keys are str or int.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Union
+from typing import Any
 
 from ._records import Record, decode, registry
 
-Key = Union[str, int]
+Key = str | int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -117,13 +117,13 @@ class NumDelayed(Record):
     kind = "num_delayed"
 
 
-Op = Union[
-    AddTask, CancelTask, AdvanceTo, Size, Watch, SetCompletable, CheckAndComplete,
-    CancelForKey, ForceComplete, Watched, NumDelayed,
-]
+Op = (
+    AddTask | CancelTask | AdvanceTo | Size | Watch | SetCompletable | CheckAndComplete
+    | CancelForKey | ForceComplete | Watched | NumDelayed
+)
 TIMER_OPS = (AddTask, CancelTask, AdvanceTo, Size)
 PURGATORY_OPS = (Watch, SetCompletable, CheckAndComplete, CancelForKey, ForceComplete, Watched, NumDelayed)
-OPS = registry(*TIMER_OPS, *PURGATORY_OPS)
+OPS: dict[str, type[Op]] = registry(*TIMER_OPS, *PURGATORY_OPS)
 
 
 def op_from_dict(d: Any) -> Op:

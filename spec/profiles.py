@@ -23,26 +23,96 @@ from __future__ import annotations
 
 import dataclasses
 
+#: The profile names, in the order reports list them.  The only place a name is spelled out:
+#: everything else asks a :class:`Profile` how it behaves.
+KAFKA, STRICT, STRICT_GT = "kafka", "strict", "strict-gt"
+PROFILE_NAMES = (KAFKA, STRICT, STRICT_GT)
+
+
+@dataclasses.dataclass(frozen=True)
+class Behaviour:
+    """What a profile's rule does, as facts the checker, the engines and the reports ask about."""
+
+    #: the firing window is a bucket of ``tick`` ms (Kafka's SystemTimer): with tick > 1 a task may
+    #: fire before its expiration, and the tick and wheel size are the implementation's parameters
+    uses_tick: bool
+    #: a fire needs ``now > exp`` (MockTimer); otherwise ``now >= earliest``
+    needs_strictly_after: bool
+    #: ``add`` with delay <= 0 runs the task synchronously, inside the add, with no entry (MockTimer)
+    fires_inside_add: bool
+    #: ``size`` counts every entry still queued, cancelled and superseded ones included (MockTimer);
+    #: otherwise it counts pending tasks (SystemTimer's counter)
+    size_counts_superseded: bool
+    #: the Kafka class whose contract the profile is (None: not a Kafka class)
+    kafka_class: str | None
+    #: how the profile's firing rule reads, for people
+    rule: str
+    #: tasks due at the same moment run in the order they were added: a SystemTimer bucket is a
+    #: ``TimerTaskList`` appended to and flushed from its head, and ``sched``, Twisted's ``Clock``
+    #: and Netty break ties first in, first out.  False: ties run in any order (Kafka's MockTimer
+    #: is a ``PriorityQueue`` ordered by expiration only)
+    fifo_ties: bool
+
+
+BEHAVIOURS: dict[str, Behaviour] = {
+    KAFKA: Behaviour(uses_tick=True, needs_strictly_after=False, fires_inside_add=False,
+                     size_counts_superseded=False, kafka_class="SystemTimer", rule="now >= floor(exp/{tick})*{tick}",
+                     fifo_ties=True),
+    STRICT: Behaviour(uses_tick=False, needs_strictly_after=False, fires_inside_add=False,
+                      size_counts_superseded=False, kafka_class=None, rule="now >= exp", fifo_ties=True),
+    STRICT_GT: Behaviour(uses_tick=False, needs_strictly_after=True, fires_inside_add=True,
+                         size_counts_superseded=True, kafka_class="MockTimer",
+                         rule="now > exp (delay <= 0 runs inside add)", fifo_ties=False),
+}
+assert tuple(BEHAVIOURS) == PROFILE_NAMES
+
 
 @dataclasses.dataclass(frozen=True)
 class Profile:
     name: str
-    #: the tick the window rule uses (only the kafka profile looks at it)
+    #: the tick the window rule uses (only a profile that ``uses_tick`` looks at it)
     tick: int = 1
     #: if set, a fire with ``now - exp > lateness_ms`` is a violation (real-time mode)
     lateness_ms: int | None = None
 
+    @property
+    def behaviour(self) -> Behaviour:
+        return BEHAVIOURS[self.name]
+
+    @property
+    def uses_tick(self) -> bool:
+        """Is the firing window a bucket of ``tick`` ms (Kafka's SystemTimer)?"""
+        return self.behaviour.uses_tick
+
+    @property
+    def may_fire_early(self) -> bool:
+        """Can a task fire before its expiration under this profile (with this tick)?"""
+        return self.behaviour.uses_tick and self.tick > 1
+
+    @property
+    def fires_inside_add(self) -> bool:
+        """Does ``add`` with delay <= 0 run the task inside the add, with no entry (MockTimer)?"""
+        return self.behaviour.fires_inside_add
+
+    @property
+    def size_counts_superseded(self) -> bool:
+        """Does ``size`` count cancelled and superseded entries still queued (MockTimer)?"""
+        return self.behaviour.size_counts_superseded
+
+    @property
+    def fifo_ties(self) -> bool:
+        """Do tasks due at the same moment run in the order they were added (not MockTimer)?"""
+        return self.behaviour.fifo_ties
+
     def earliest(self, exp: int) -> int:
         """The smallest clock reading at which a task with expiration ``exp`` may fire."""
-        if self.name == "kafka":
+        if self.behaviour.uses_tick:
             return (exp // self.tick) * self.tick
-        if self.name == "strict":
-            return exp
-        return exp + 1  # strict-gt
+        return exp + 1 if self.behaviour.needs_strictly_after else exp
 
     def may_fire(self, exp: int, now: int, delay: int | None = None, in_add: bool = False) -> bool:
         """Is a fire at ``now`` allowed? ``in_add``: the fire happened inside ``add``."""
-        if in_add and delay is not None and delay <= 0 and self.name == "strict-gt":
+        if in_add and delay is not None and delay <= 0 and self.fires_inside_add:
             return True
         return now >= self.earliest(exp)
 
@@ -51,16 +121,12 @@ class Profile:
         return self.earliest(exp) <= now
 
     def fires_nonpositive_in_add(self) -> bool:
-        return self.name == "strict-gt"
+        return self.fires_inside_add
 
     def describe(self) -> str:
-        rule = {"kafka": f"now >= floor(exp/{self.tick})*{self.tick}", "strict": "now >= exp",
-                "strict-gt": "now > exp (delay <= 0 runs inside add)"}[self.name]
+        rule = self.behaviour.rule.format(tick=self.tick)
         late = f", late by at most {self.lateness_ms} ms" if self.lateness_ms is not None else ""
         return f"{self.name}: fire when {rule}{late}"
-
-
-PROFILE_NAMES = ("kafka", "strict", "strict-gt")
 
 
 def profile(name: str, tick: int = 1, lateness_ms: int | None = None) -> Profile:
@@ -70,3 +136,10 @@ def profile(name: str, tick: int = 1, lateness_ms: int | None = None) -> Profile
     if tick < 1:
         raise ValueError(f"profile tick must be >= 1, got {tick}")
     return Profile(name, tick, lateness_ms)
+
+
+def behaviour(name: str) -> Behaviour:
+    """The behaviour of a profile by name (for code that holds a name, such as a ``hello``)."""
+    if name not in BEHAVIOURS:
+        raise ValueError(f"unknown profile {name!r} (known: {', '.join(PROFILE_NAMES)})")
+    return BEHAVIOURS[name]

@@ -10,10 +10,10 @@ model), which the benchmark workloads never do.
 
 from __future__ import annotations
 
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
 from wheelspec.benchmarks.heap_purgatory import HeapPurgatory
 from wheelspec.benchmarks.heap_timer import HeapTimer
 from wheelspec.benchmarks.sched_timer import SchedTimer
@@ -66,7 +66,7 @@ def test_baselines_fire_in_expiration_order_first_in_first_out() -> None:
         assert t.size() == 0 and t.cancel(1) is False
 
 
-def _run_schedule(pg, wl) -> list[list[int]]:  # type: ignore[no-untyped-def]
+def _run_schedule(pg, wl) -> list[list[int]]:
     """Drive a purgatory through a workload's schedule; returns the ops expired per advance."""
     keys = [tuple(r) for r in wl.keys.tolist()]
     out = []
@@ -83,7 +83,7 @@ def _run_schedule(pg, wl) -> list[list[int]]:  # type: ignore[no-untyped-def]
     return out
 
 
-def pg_advance(pg, t: int) -> list[int]:  # type: ignore[no-untyped-def]
+def pg_advance(pg, t: int) -> list[int]:
     if isinstance(pg, HeapPurgatory):
         return sorted(pg.advance_to(t))
     mark = len(pg.history)

@@ -8,7 +8,6 @@ Correctness only: no assertion here is about speed.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 from collections import defaultdict
 
@@ -16,8 +15,7 @@ import numpy as np
 import pytest
 
 from wheelspec.benchmarks import measure, report, suite
-from wheelspec.benchmarks.drivers import (DRIVERS, HeapDriver, TimerConfig, VerificationError,
-                                          array_bytes)
+from wheelspec.benchmarks.drivers import DRIVERS, HeapDriver, TimerConfig, VerificationError, array_bytes
 from wheelspec.benchmarks.heap_timer import HeapTimer
 from wheelspec.benchmarks.workloads import PurgatoryParams, purgatory_workload, timer_workload
 from wheelspec.conformance.cli import main
@@ -26,7 +24,7 @@ CFG = TimerConfig()
 TIMER_IMPLS = ["reference", "optimized", "optimized-op", "optimized-batch", "heapq", "sched"]
 
 
-def _fired_by_time(impl: str, wl, prep, returned) -> dict[int, list[int]]:  # type: ignore[no-untyped-def]
+def _fired_by_time(impl: str, wl, prep, returned) -> dict[int, list[int]]:
     """Tasks fired at each advance, as sorted lists, whatever way the implementation reports them."""
     out: dict[int, list[int]] = defaultdict(list)
     history = getattr(prep.state, "history", None)
@@ -103,7 +101,7 @@ def test_steady_warm_up_runs_every_window(k: int) -> None:
     from wheelspec.benchmarks.workloads import STEADY_WINDOW
 
     driver = HeapDriver()
-    driver.new_timer = lambda cfg, n: _CountingTimer()  # type: ignore[method-assign]
+    driver.new_timer = lambda cfg, n: _CountingTimer()  # type: ignore[method-assign]  # a test double
     prep = driver.prepare(timer_workload("steady", 300, seed=3, warm_windows=k), CFG)
     timer = prep.state
     assert (timer.adds, timer.cancels) == (300, 0)
@@ -113,7 +111,7 @@ def test_steady_warm_up_runs_every_window(k: int) -> None:
     prep.verify(prep.timed())
 
 
-def test_warmup_curve_script_prints_its_table(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_warmup_curve_script_prints_its_table(capsys) -> None:
     from wheelspec.benchmarks import warmup
 
     assert warmup.main(["--sizes", "300", "--windows", "0,2", "--impls", "optimized-batch,heapq", "--repeat", "1"]) == 0
@@ -127,7 +125,7 @@ def test_warmup_curve_script_prints_its_table(capsys) -> None:  # type: ignore[n
 
 def test_steady_window_fails_a_timer_whose_cancel_misses() -> None:
     driver = HeapDriver()
-    driver.new_timer = lambda cfg, n: _CancelMissesWindow()  # type: ignore[method-assign]
+    driver.new_timer = lambda cfg, n: _CancelMissesWindow()  # type: ignore[method-assign]  # a broken timer
     prep = driver.prepare(timer_workload("steady", 800, seed=3), CFG)
     with pytest.raises(VerificationError, match="cancels found no pending task"):
         prep.verify(prep.timed())
@@ -162,7 +160,7 @@ class _CancelsNothing(HeapTimer):
                                       (_CancelsNothing, "cancel")])
 def test_a_wrong_implementation_fails_verification(bug: type, name: str) -> None:
     driver = HeapDriver()
-    driver.new_timer = lambda cfg, n: bug()  # type: ignore[method-assign]
+    driver.new_timer = lambda cfg, n: bug()  # type: ignore[method-assign]  # a broken timer
     prep = driver.prepare(timer_workload(name, 300), CFG)
     with pytest.raises(VerificationError):
         prep.verify(prep.timed())
@@ -246,7 +244,7 @@ def test_array_bytes_counts_each_buffer_once() -> None:
     assert array_bytes(Holder()) == 800 + 40
 
 
-def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, capsys) -> None:
     j, md, png = tmp_path / "b.json", tmp_path / "b.md", tmp_path / "b.png"
     rc = main(["bench", "--sizes", "300,10^3", "--workloads", "insert,fire-jump", "--impls",
                "reference,optimized-batch,heapq,sched", "--repeat", "1", "--no-jit",
@@ -259,7 +257,8 @@ def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, ca
     assert all(c["status"] == "ok" and c["ops_per_s"] > 0 for c in cells)
     text = md.read_text()
     for c in cells:  # every figure of the JSON appears, formatted, in the Markdown and on screen
-        row = f"| {c['workload']} | {report.pow10(c['n'])} | {c['impl']} | {report.si(c['ops_per_s'])} | {c['ns_per_op']:.1f} |"
+        row = (f"| {c['workload']} | {report.pow10(c['n'])} | {c['impl']} | {report.si(c['ops_per_s'])} "
+               f"| {c['ns_per_op']:.1f} |")
         assert row in text
         assert f"{c['ns_per_op']:.1f}" in out
     assert "nproc" in text and "load average" in text and "numba" in text
@@ -280,7 +279,7 @@ def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, ca
     (["--budget", "0"], "--budget"),
     (["--json", "/nonexistent-dir/x.json"], "cannot write"),
 ])
-def test_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys) -> None:
     rc = main(["bench", "--impls", "heapq", "--sizes", "100", "--no-jit"] + argv)
     err = capsys.readouterr().err.strip()
     assert rc == 2
@@ -297,9 +296,10 @@ def test_jit_probe_reports_cold_and_warm_times() -> None:
 
 
 @pytest.mark.parametrize("name", ["insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory"])
-def test_the_untimed_warm_run_calls_every_kernel_the_timed_runs_call(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_untimed_warm_run_calls_every_kernel_the_timed_runs_call(name: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A kernel first called inside a timed run is compiled (or loaded from numba's cache) inside
-    it: run G's insert cell at 10^3 once measured 3.2 s that way, when the warm run's batch was
+    it: an insert cell at 10^3 once measured 3.2 s that way, when the warm run's batch was
     too small to take the engine's large-batch kernel."""
     from numba.core.registry import CPUDispatcher
 
@@ -308,7 +308,7 @@ def test_the_untimed_warm_run_calls_every_kernel_the_timed_runs_call(name: str, 
     for module in (timer_kernels, purgatory_kernels):
         for attr, fn in list(vars(module).items()):
             if isinstance(fn, CPUDispatcher):
-                def recording(*args, _fn=fn, _name=f"{module.__name__}.{attr}"):  # type: ignore[no-untyped-def]
+                def recording(*args, _fn=fn, _name=f"{module.__name__}.{attr}"):
                     called.add(_name)
                     return _fn(*args)
                 monkeypatch.setattr(module, attr, recording)

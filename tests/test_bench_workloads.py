@@ -1,4 +1,4 @@
-"""The benchmark workloads are what issue 3 and Kafka's purgatory benchmark say they are."""
+"""The benchmark workloads are what docs/BENCHMARKS.md and Kafka's purgatory benchmark say they are."""
 
 from __future__ import annotations
 
@@ -7,8 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from wheelspec.benchmarks.workloads import (ARRIVE, COMPLETE, FIRE_MAX_DELAY_MS, INSERT_MAX_DELAY_MS,
-                                            PurgatoryParams, purgatory_workload, timer_workload)
+from wheelspec.benchmarks.workloads import (
+    ARRIVE,
+    COMPLETE,
+    FIRE_MAX_DELAY_MS,
+    INSERT_MAX_DELAY_MS,
+    PurgatoryParams,
+    purgatory_workload,
+    timer_workload,
+)
 
 
 @pytest.mark.parametrize("name", ["insert", "cancel", "fire-steps", "fire-jump"])

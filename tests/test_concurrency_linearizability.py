@@ -1,4 +1,4 @@
-"""Linearizability checking (issue 7, item 4) and real threads on the facades (item 5)."""
+"""Linearizability checking, and real threads on the facades."""
 
 from __future__ import annotations
 
@@ -10,17 +10,24 @@ import pytest
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_concurrency_properties import scenarios
 
 from wheelspec.conformance.cli import main
 from wheelspec.conformance.concurrency.hammer import Locked, check_event_properties, hammer
-from wheelspec.conformance.concurrency.linearizability import KV, WHEELSPEC, Operation, check, dumps, from_step_model, loads
+from wheelspec.conformance.concurrency.linearizability import (
+    KV,
+    WHEELSPEC,
+    Operation,
+    check,
+    dumps,
+    from_step_model,
+    loads,
+)
 from wheelspec.reference import Simulation
 from wheelspec.reference.interleave import run_scenario, schedules
 from wheelspec.reference.mutants import scenario_for
 from wheelspec.reference.scheduler import segment_chooser
 from wheelspec.spec import ops
-
-from test_concurrency_properties import scenarios
 
 
 # ------------------------------------------------------------------------------ the checker itself
@@ -57,7 +64,7 @@ def _register_history(rng: random.Random, n: int, keys: int, clients: int = 4) -
         points.append((call + rng.random() * dur, call, call + dur, i % clients))
     store: dict[str, str] = {}
     out = []
-    for at, call, ret, client in sorted(points):
+    for _at, call, ret, client in sorted(points):
         key = f"k{rng.randrange(keys)}"
         if rng.random() < 0.5:
             v = str(rng.randrange(1000))
@@ -94,7 +101,7 @@ def test_register_throughput_figure() -> None:
 # ------------------------------------------------------------------------------ the step model
 @settings(max_examples=examples(80, 300))
 @given(data=st.data())
-def test_step_model_histories_are_linearizable(data) -> None:  # type: ignore[no-untyped-def]
+def test_step_model_histories_are_linearizable(data) -> None:
     scenario = data.draw(scenarios())
     out = run_scenario(scenario, segment_chooser(data.draw(schedules(len(scenario.threads), 8, 10))))
     assert out.ok
@@ -108,10 +115,10 @@ def test_real_threads_on_the_facades_are_linearizable(engine: str) -> None:
     if engine == "optimized":
         from wheelspec.optimized import LockedSimulation
 
-        def make():  # type: ignore[no-untyped-def]
+        def make():
             return LockedSimulation(1, 20, 0, 50)
     else:
-        def make():  # type: ignore[no-untyped-def]
+        def make():
             return Locked(Simulation(1, 20, 0, 50))
     rec = hammer(make, threads=4, ops_per_thread=examples(500, 2500), keys=20, seed=5)
     kinds = {type(o.input).__name__ for o in rec.history}
@@ -190,10 +197,10 @@ def test_facades_pass_the_mutant_scenarios_under_every_kind_of_schedule(engine: 
     if engine == "optimized":
         from wheelspec.optimized import LockedSimulation
 
-        def make():  # type: ignore[no-untyped-def]
+        def make():
             return LockedSimulation(1, 4, 0, 0)
     else:
-        def make():  # type: ignore[no-untyped-def]
+        def make():
             return Locked(Simulation(1, 4, 0, 0))
     rng = random.Random(engine)
     runs = 0
@@ -219,9 +226,9 @@ def test_scheduled_facade_runs_catch_a_purgatory_whose_check_never_completes() -
     from wheelspec.conformance.concurrency.hammer import drive
     from wheelspec.reference.scheduler import list_chooser
 
-    def make():  # type: ignore[no-untyped-def]
+    def make():
         sim = Simulation(1, 4, 0, 0)
-        sim.purgatory.check_and_complete = lambda key: 0  # type: ignore[method-assign]
+        sim.purgatory.check_and_complete = lambda key: 0
         return Locked(sim)
 
     run, history, _ = drive(scenario_for("no-second-try"), list_chooser([]), make)
@@ -232,10 +239,10 @@ def test_scheduled_facade_runs_catch_a_purgatory_whose_check_never_completes() -
 
 
 # ------------------------------------------------------------------------------ wheelspec linearize --impl
-def lossy_purgatory(**cfg):  # type: ignore[no-untyped-def]
+def lossy_purgatory(**cfg):
     """An implementation whose checkAndComplete never completes anything (used by --impl below)."""
     sim = Simulation(**cfg)
-    sim.purgatory.check_and_complete = lambda key: 0  # type: ignore[method-assign]
+    sim.purgatory.check_and_complete = lambda key: 0
     return sim
 
 

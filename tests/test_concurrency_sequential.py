@@ -1,4 +1,4 @@
-"""The step model run alone agrees with the reference, event for event (issue 7, item 1)."""
+"""The step model run alone agrees with the reference, event for event."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from wheelspec.spec import ops
 
 
 @st.composite
-def programs(draw):  # type: ignore[no-untyped-def]
+def programs(draw):
     """A valid sequential program over a few tasks, operations and keys (ids used once per watch)."""
     n = draw(st.integers(1, 40))
     out: list[ops.Op] = []
@@ -68,7 +68,7 @@ def test_single_threaded_step_model_matches_reference(program, tick, wheel, purg
     assert model.timer.counter == ref.timer.size() and model.ptimer.counter == ref.purgatory.num_delayed()
 
 
-def _agrees(program, tick=1, wheel=4, purge=0) -> bool:  # type: ignore[no-untyped-def]
+def _agrees(program, tick=1, wheel=4, purge=0) -> bool:
     ref = Simulation(tick, wheel, 0, purge)
     model = StepSimulation(tick, wheel, 0, purge, executor="inline")
     ctx = Ctx(0, "main")
@@ -86,7 +86,7 @@ def test_sequential_agreement_catches_a_planted_difference(monkeypatch) -> None:
     program = [ops.Watch(0, 5, ("a",)), ops.ForceComplete(0), ops.CheckAndComplete("a"), ops.Watched()]
     assert _agrees(program)
 
-    def no_removal(self, ctx, w):  # type: ignore[no-untyped-def]
+    def no_removal(self, ctx, w):
         yield from ()
 
     monkeypatch.setattr(steps.Purgatory, "remove_key_if_empty", no_removal)

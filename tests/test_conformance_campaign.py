@@ -10,9 +10,9 @@ import pytest
 from conftest import examples
 
 from wheelspec.conformance.adapters import reference_adapter, resolve
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response
 from wheelspec.conformance.check.campaign import KINDS, generate, run_seed_range
 from wheelspec.conformance.check.judge import judge, oracle_failures, oracle_mode
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
@@ -148,8 +148,8 @@ def test_events_of_a_refused_request_are_not_recorded():
     assert run.event_step == [0, 0, 2]
 
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402 - the property-based section's imports
+from hypothesis import strategies as st  # noqa: E402 - likewise
 
 
 @settings(max_examples=examples(40, 300))

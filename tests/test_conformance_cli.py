@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelspec.conformance.cli import main
 from wheelspec.conformance.check.corpus import corpus_dir
+from wheelspec.conformance.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters import resolve
-from wheelspec.spec.errors import UserError
 from wheelspec.conformance.check.corpus import corpus_dir, load, load_corpus, run_scenario, scenario_from_dict
+from wheelspec.spec.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = load_corpus()
@@ -60,9 +60,11 @@ def test_expectations_are_checked_not_skipped_for_the_reference():
                 and r.name != "kafka/mock-timer-size-counts-cancelled"]
 
 
+@pytest.mark.external("node")
 def test_js_heap_timer_passes_through_the_subprocess_path():
     if NODE is None:
-        pytest.fail("node is not installed: the JavaScript adapter fixture needs it (bash .ci/system-deps, or apt-get install nodejs)")
+        pytest.fail("node is not installed: the JavaScript adapter fixture needs it "
+                    "(bash .ci/system-deps, or apt-get install nodejs)")
     results = _run_all(f"cmd:{NODE} {ROOT / 'tests' / 'fixtures' / 'heap_timer.js'}")
     assert not [(r.name, r.failures) for r in results if r.status == "fail"]
     passed = [r.name for r in results if r.status == "pass"]

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters import reference_adapter
-from wheelspec.conformance.adapters.protocol import (Capabilities, Config, ProtocolError, decode_response,
-                                            result_event)
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, ProtocolError, decode_response, result_event
 from wheelspec.conformance.adapters.serve import serve
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
@@ -115,10 +114,12 @@ def test_protocol_page_has_two_example_sessions():
     assert len(_sessions()) == 2
 
 
+@pytest.mark.external("node")
 def test_protocol_page_timer_session_is_what_the_js_adapter_says():
     """The full example session on docs/PROTOCOL.md, replayed byte for byte against the JS adapter."""
     if NODE is None:
-        pytest.fail("node is not installed: the JavaScript adapter fixture needs it (bash .ci/system-deps, or apt-get install nodejs)")
+        pytest.fail("node is not installed: the JavaScript adapter fixture needs it "
+                    "(bash .ci/system-deps, or apt-get install nodejs)")
     _replay_session(_sessions()[0], [NODE, "tests/fixtures/heap_timer.js"], [])
 
 

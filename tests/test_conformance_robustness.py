@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, SubprocessAdapter
 from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, SubprocessAdapter
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = str(ROOT / "tests" / "fixtures" / "bad_adapter.py")
@@ -40,7 +40,8 @@ def _drive(mode: str, n: int = -1) -> str:
     ("hang-start", -1, r"request #0 \"hello\": no response within 3 s"),
     ("wrong-version", -1, r"request #0 \"hello\": speaks protocol version 99, this runner speaks 1"),
     ("crash", 5, r"request #5 \{.*\}: exited with code 3; last stderr: bad_adapter: simulated crash, giving up"),
-    ("garbage", 5, r"request #5 \{.*\}: sent a line that is not JSON: \"Exception in thread main: java.lang.NullPointerException\""),
+    ("garbage", 5, r"request #5 \{.*\}: sent a line that is not JSON: "
+                   r"\"Exception in thread main: java.lang.NullPointerException\""),
     ("truncated", 5, r"request #5 \{.*\}: exited with code 0 after a truncated line \"\{\\\"id\\\":5,"),
     ("hang", 4, r"request #4 \{.*\}: no response within 3 s"),
     ("wrong-id", 3, r"request #3 \{.*\}: answered with id 103, expected 3"),
@@ -70,7 +71,8 @@ def test_check_exits_2_with_one_line_and_keeps_partial_results(tmp_path, capsys)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and "Traceback" not in err
-    assert re.match(r"wheelspec check: error: adapter 'reference \(.*bad_adapter.py crash 40\)': request #40 ", lines[0])
+    assert re.match(r"wheelspec check: error: adapter 'reference \(.*bad_adapter.py crash 40\)': request #40 ",
+                    lines[0])
     doc = json.loads(report.read_text())
     assert doc["exit_code"] == 2
     ref, bad = doc["implementations"]
@@ -82,7 +84,8 @@ def test_check_exits_2_with_one_line_and_keeps_partial_results(tmp_path, capsys)
 
 
 def test_cli_process_prints_no_traceback_for_a_hanging_adapter(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "wheelspec", "check", "--impl", f"cmd:{sys.executable} {BAD} hang-start",
+    proc = subprocess.run([sys.executable, "-m", "wheelspec", "check",
+                           "--impl", f"cmd:{sys.executable} {BAD} hang-start",
                            "--start-timeout", "2", "--schedules", "0"],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 2

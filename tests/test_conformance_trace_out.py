@@ -1,5 +1,5 @@
 """``wheelspec check --trace-out DIR`` records every campaign schedule's history as a Parquet
-trace (issue 8, item 1) that ``wheelspec analyze`` reads: a correct implementation's trace holds
+trace that ``wheelspec analyze`` reads: a correct implementation's trace holds
 every property, a broken one's shows its bug in the set-based analysis too."""
 
 from __future__ import annotations

@@ -131,10 +131,11 @@ def test_reference_delay_queue_polls_in_the_jdk_order():
     assert differ > len(data["sequences"]) // 4, differ
 
 
-@pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None,
-                    reason="LOUD: no JDK on PATH, so the recorded JDK orders were not re-derived here "
-                           "(test_reference_delay_queue_polls_in_the_jdk_order still checks them)")
+@pytest.mark.external("java")
 def test_recorded_orders_are_the_jdk_s(tmp_path):
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        pytest.fail("no JDK on PATH: this test re-derives the recorded orders with java.util.PriorityQueue "
+                    "(Java 17 is assumed; apt-get install -y openjdk-17-jdk-headless)")
     data = json.loads(FIXTURE.read_text())
     assert jdk_orders(data["sequences"], tmp_path) == data["orders"]
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import bisect
 
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
 from wheelspec.reference import Simulation
 from wheelspec.reference.invariants import check_mock_timer, check_system_timer
 from wheelspec.spec.limits import MAX_TIME_MS
@@ -46,7 +46,8 @@ def _ops(delays: st.SearchStrategy[int], steps: st.SearchStrategy[int]) -> st.Se
 
 
 @st.composite
-def kafka_cases(draw, ticks=st.integers(1, 50), sizes=st.integers(2, 64)) -> tuple[int, int, int, list]:
+def kafka_cases(draw, ticks=st.integers(1, 50),  # hypothesis strategies are immutable values
+                sizes=st.integers(2, 64)) -> tuple[int, int, int, list]:  # likewise
     """(tick, size, start, program).  Besides plain random delays and steps, some land exactly on
     window boundaries (k * tick + {-1, 0, 1}): that is where an off-by-one in the due test or the
     bucket arithmetic shows."""

@@ -18,8 +18,18 @@ import threading
 
 import pytest
 
-from wheelspec.reference import (DelayedOperationPurgatory, DelayQueue, ManualClock, MockDelayedOperation,
-                                 Simulation, SystemClock, SystemTimer, TimerTask, TimerTaskEntry, TimingWheel)
+from wheelspec.reference import (
+    DelayedOperationPurgatory,
+    DelayQueue,
+    ManualClock,
+    MockDelayedOperation,
+    Simulation,
+    SystemClock,
+    SystemTimer,
+    TimerTask,
+    TimerTaskEntry,
+    TimingWheel,
+)
 from wheelspec.reference.bucket import TaskCounter
 from wheelspec.reference.invariants import check_system_timer
 from wheelspec.reference.system_timer import Reaper
@@ -243,7 +253,7 @@ def test_cancel_between_unlink_and_the_check_prevents_the_run():
 
     def racing_add(e: TimerTaskEntry) -> None:
         assert task.cancel() is False  # already unlinked by flush: nothing to remove
-        timer._add_entry(e)  # noqa: SLF001 - the flush callback of SystemTimer
+        timer._add_entry(e)  # the flush callback of SystemTimer
 
     bucket.flush(racing_add)
     assert ran == [] and timer.size() == 0
@@ -268,7 +278,7 @@ class _CancelledAfterCheck(TimerTaskEntry):
         result = super().cancelled()
         self.checks += 1
         if self.checks == 1:
-            self.timer_task.cancel()  # type: ignore[union-attr]
+            self.timer_task.cancel()  # type: ignore[union-attr]  # built with a task below
         return result
 
 
@@ -277,7 +287,7 @@ def test_cancel_racing_a_relink_overcounts_size_until_the_flush_drops_it():
     timer = SystemTimer(1, 8, clock=clock)
     ran: list[int] = []
     task = TimerTask(5, 1, action=lambda: ran.append(1))
-    timer._add_entry(_CancelledAfterCheck(task, 5))  # noqa: SLF001
+    timer._add_entry(_CancelledAfterCheck(task, 5))  # the flush callback of SystemTimer
     assert task.is_cancelled and timer.size() == 1  # over-counts: a cancelled entry is linked
     check_system_timer(timer, sequential=False)
     with pytest.raises(AssertionError, match="cancelled entry"):
@@ -329,7 +339,7 @@ def test_request_expiry_virtual():
 
 def test_request_expiry_real_time_not_before_the_timeout():
     purgatory = DelayedOperationPurgatory(purge_interval=0, reaper=True)
-    clock = purgatory.timer.clock  # type: ignore[attr-defined]
+    clock = purgatory.timer.clock
     expired = threading.Event()
 
     class Op(MockDelayedOperation):

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import examples
 from wheelspec.reference import Simulation
 from wheelspec.reference.invariants import check_system_timer
 from wheelspec.spec.profiles import profile
@@ -85,7 +85,7 @@ def run(tick: int, purge_interval: int, program: list[tuple]) -> None:
             _, delay, ks, completable = st_
             op = n_ops
             n_ops += 1
-            cur0 = sim.purgatory.timer.timing_wheel.current_time  # type: ignore[attr-defined]
+            cur0 = sim.purgatory.timer.timing_wheel.current_time  # type: ignore[attr-defined]  # a SystemTimer here
             result = sim.watch(op, delay, ks, completable)
             evs = sim.history.events[mark:]
             m.completable[op] = completable
@@ -180,7 +180,7 @@ def run(tick: int, purge_interval: int, program: list[tuple]) -> None:
         assert sim.purgatory.estimated == m.estimated
         assert sim.purgatory.watched() == m.watched()
         assert sim.purgatory.num_delayed() == len(m.timed)
-        check_system_timer(sim.purgatory.timer)  # type: ignore[arg-type]
+        check_system_timer(sim.purgatory.timer)  # type: ignore[arg-type]  # a SystemTimer here
     # exactly once, and Expire only after its own Complete
     completes = [e.op for e in sim.history.of_kind("complete")]
     assert len(completes) == len(set(completes)) == len(m.completed)

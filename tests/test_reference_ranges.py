@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import pytest
 
-from wheelspec.reference import (DelayedOperationPurgatory, ManualClock, MockDelayedOperation, Simulation,
-                                 SystemTimer, TimerTask)
+from wheelspec.reference import (
+    DelayedOperationPurgatory,
+    ManualClock,
+    MockDelayedOperation,
+    Simulation,
+    SystemTimer,
+    TimerTask,
+)
 from wheelspec.spec.limits import MAX_DELAY_MS, MAX_TIME_MS, MAX_WHEEL_SIZE, RangeError
 
 

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import random
 
-import pytest
-
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from test_trace_analyze import _fixed_schedule, checker_props, mutate, run_info
 from test_trace_roundtrip import run_reference
 
 from wheelspec.conformance.traces.analyze import analyze
+from wheelspec.conformance.traces.format import history_rows, read_trace, rows_to_table, write_trace
 from wheelspec.conformance.traces.local import analyze_table
 from wheelspec.conformance.traces.spark import analyze_dataframe, load
-from wheelspec.spec.errors import UserError
-from wheelspec.conformance.traces.format import history_rows, read_trace, rows_to_table, write_trace
 from wheelspec.conformance.traces.synth import synthetic_trace
+from wheelspec.spec.errors import UserError
+
+pytestmark = pytest.mark.external("spark")
 
 
 # Spark's start-up and first jobs take 20-120 s on a loaded 2-core machine: a longer limit, not a skip.
@@ -38,7 +39,8 @@ def test_spark_engine_gives_the_local_engines_json(spark, tmp_path):
     synth, planted = synthetic_trace(9000, runs=3, seed=4, plant_early=True, plant_double=True)
     write_trace(synth, tmp_path / "ds" / "synthetic.parquet")
     renamed = pa.array(["b-" + r for r in synth.column("run").to_pylist()])   # the same runs twice
-    write_trace(synth.set_column(synth.schema.get_field_index("run"), "run", renamed), tmp_path / "ds" / "synth-b.parquet")
+    write_trace(synth.set_column(synth.schema.get_field_index("run"), "run", renamed),
+                tmp_path / "ds" / "synth-b.parquet")
     pq.write_table(pa.table({"run": ["third"] * 4, "seq": [0, 1, 2, 3], "kind": ["add", "advance", "fire", "advance"],
                              "time": [0, 5, 12, 12], "id": [1, None, 1, None], "delay": [10, None, None, None],
                              "deadline": [10, None, 10, None]}), tmp_path / "ds" / "third.parquet")

@@ -9,8 +9,15 @@ import json
 import pytest
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.traces.spark_campaign import (collect_verdicts, execute, failure_classes,
-                                                  failure_classes_spark, pending_tasks)
+from wheelspec.conformance.traces.spark_campaign import (
+    collect_verdicts,
+    execute,
+    failure_classes,
+    failure_classes_spark,
+    pending_tasks,
+)
+
+pytestmark = pytest.mark.external("spark")
 
 BROKEN = "tests.fixtures.broken:fires_twice"
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from wheelspec.spec import events as ev
-from wheelspec.spec.checker import PROPERTIES, Verdict, Violation, check_history
+from wheelspec.spec.checker import PROPERTIES, Verdict, check_history
+from wheelspec.spec.findings import Finding
 from wheelspec.spec.history import History
 from wheelspec.spec.profiles import profile
 
@@ -128,14 +129,14 @@ def test_strict_gt_mocktimer_quirks_are_allowed():
 
 def test_violation_and_verdict_shapes():
     v = check_history([A(5, 1, 10, 15), V(3)], K1)
-    assert isinstance(v, Verdict) and isinstance(v.violations[0], Violation)
+    assert isinstance(v, Verdict) and isinstance(v.violations[0], Finding)
     assert v.violations[0].indices == (0, 1)
     assert "all" in check_history([], K1).explain([])
 
 
 # -- the Z3 layer ---------------------------------------------------------------------------------
-from wheelspec.spec.checker_z3 import ENCODED  # noqa: E402
-from wheelspec.spec.checker_z3_results import RESULTS  # noqa: E402
+from wheelspec.spec.checker_z3 import ENCODED  # noqa: E402 - the Z3 section's imports
+from wheelspec.spec.checker_z3_results import RESULTS  # noqa: E402 - likewise
 
 # the window-local properties; the six result properties (their windows reach back) are below
 Z3_CASES = [c for c in CASES if c[4] in ENCODED and c[4] not in RESULTS]
@@ -171,7 +172,7 @@ def test_z3_full_mode_agrees_on_passing_histories():
 
 def test_every_property_is_encoded_in_z3():
     assert set(ENCODED) == set(PROPERTIES)
-    for name, prof, good, bad, prop, words in CASES:
+    for name, prof, _good, bad, _prop, _words in CASES:
         notes = check_history(bad, prof).z3_notes
         assert not any("not-encoded" in n or "fast path only" in n for n in notes), (name, notes)
 
@@ -209,10 +210,9 @@ def _blind(monkeypatch, prop):
 
 @pytest.mark.parametrize("name,prof,good,bad,prop,words", RESULT_CASES, ids=[c[0] for c in RESULT_CASES])
 def test_z3_confirms_result_property_with_minimal_core(name, prof, good, bad, prop, words):
+    from wheelspec.spec.checker import _Judge
     from wheelspec.spec.checker_z3 import encode
     from wheelspec.spec.checker_z3_results import target
-
-    from wheelspec.spec.checker import _Judge
 
     fast = next(v for v in _Judge(prof, prof, False).run(bad) if v.prop == prop)  # before Z3 shrinks it
     verdict = check_history(bad, prof)
@@ -283,10 +283,9 @@ EDGES = [
 
 @pytest.mark.parametrize("name,prof,history,props", EDGES, ids=[e[0] for e in EDGES])
 def test_result_rules_agree_on_edge_cases(name, prof, history, props):
+    from wheelspec.spec.checker import _Judge
     from wheelspec.spec.checker_z3 import explain
     from wheelspec.spec.checker_z3_results import target
-
-    from wheelspec.spec.checker import _Judge
 
     fast = _Judge(prof, prof, False).run(history)  # the fast path's own indices, before Z3 shrinks them
     flagged = {(v.prop, target(v.prop, history, v.indices)) for v in fast if v.prop in RESULTS}
@@ -301,10 +300,10 @@ def test_result_rules_agree_on_edge_cases(name, prof, history, props):
 
 
 # -- Z3 against the fast path on perturbed reference histories ------------------------------------
-from conftest import examples  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from test_spec_wiring import run, scenarios  # noqa: E402
+from conftest import examples  # noqa: E402 - this section's imports
+from hypothesis import given, settings  # noqa: E402 - likewise
+from hypothesis import strategies as st  # noqa: E402 - likewise
+from test_spec_wiring import run, scenarios  # noqa: E402 - likewise
 
 
 def _perturb(h, data):

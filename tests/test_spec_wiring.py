@@ -1,4 +1,4 @@
-"""Issue 4, item 4: the history checker judges every Hypothesis-generated history of the reference
+"""The history checker judges every Hypothesis-generated history of the reference
 (timer and purgatory, tick 1-50, profiles kafka and strict-gt) and of the optimized engine; and a
 history with one fire dropped or duplicated is always caught (the wiring is not vacuous)."""
 

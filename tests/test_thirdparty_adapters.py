@@ -8,15 +8,15 @@ from conftest import examples
 
 from wheelspec.conformance.adapters.asyncio_loop import AsyncioAdapter, adapter_coarse
 from wheelspec.conformance.adapters.asyncio_loop import adapter as asyncio_adapter
+from wheelspec.conformance.adapters.protocol import Config
 from wheelspec.conformance.adapters.stdlib_sched import SchedAdapter
 from wheelspec.conformance.adapters.stdlib_sched import adapter as sched_adapter
 from wheelspec.conformance.adapters.twisted_clock import adapter as twisted_adapter
 from wheelspec.conformance.check.campaign import generate, run_seed_range
-from wheelspec.conformance.check.judge import judge
-from wheelspec.conformance.matrix.matrix import probes
-from wheelspec.conformance.adapters.protocol import Config
-from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.check.corpus import load_corpus, run_scenario
+from wheelspec.conformance.check.judge import judge
+from wheelspec.conformance.check.runner import run_ops
+from wheelspec.conformance.matrix.matrix import probes
 from wheelspec.spec import ops
 
 FACTORIES = {"sched": sched_adapter, "twisted": twisted_adapter, "asyncio": asyncio_adapter}
@@ -112,7 +112,8 @@ class _CancelIgnoringSched(SchedAdapter):
         pass
 
 
-@pytest.mark.parametrize("mutant,prop", [(_EarlySched, "no-early-fire"), (_CancelIgnoringSched, "no-fire-after-cancel")])
+@pytest.mark.parametrize("mutant,prop", [(_EarlySched, "no-early-fire"),
+                                         (_CancelIgnoringSched, "no-fire-after-cancel")])
 def test_broken_drivers_are_caught(mutant, prop):
     a = mutant()
     caps = a.hello().capabilities

@@ -21,7 +21,7 @@ def _committed(name):
 
 
 # The optimized engine's row is left to its own conformance tests (test_conformance_*): its
-# verdict follows the corpus and the engine, both still moving under other helpers' work.
+# verdict follows the corpus and the engine, both of which change as the project does.
 @pytest.mark.parametrize("name", [n for n in VIRTUAL if n != "optimized"])
 def test_virtual_rows_match_the_committed_matrix(name):
     # fewer campaign schedules than the committed run: every cell is decided by the corpus, the

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelspec.conformance import realtime as rt
 from wheelspec.conformance.cli import main
+from wheelspec.conformance.realtime import realtime as rt
 from wheelspec.spec.errors import UserError
 
 
@@ -24,7 +24,8 @@ def _sched(ops, run_ms=200):
 def _clean():
     """Three adds (two a burst), one cancelled in time, one huge; fires as a perfect timer would."""
     s = _sched([{"at": 0, "kind": "add", "task": 1, "delay": 10}, {"at": 0, "kind": "add", "task": 2, "delay": 10},
-                {"at": 1, "kind": "add", "task": 3, "delay": 50}, {"at": 2, "kind": "add", "task": 4, "delay": 2**40 - 1},
+                {"at": 1, "kind": "add", "task": 3, "delay": 50},
+                {"at": 2, "kind": "add", "task": 4, "delay": 2**40 - 1},
                 {"at": 5, "kind": "cancel", "task": 3}, {"at": 6, "kind": "add", "task": 5, "delay": 0},
                 {"at": 60, "kind": "cancel", "task": 4}])
     out = rt.RtOutcome([0, 10, 1000, 2000, 5000, 6000, 60000], [None, None, None, None, True, None, True],
@@ -76,7 +77,8 @@ def test_generate_is_seeded_and_round_trips_through_a_file(tmp_path):
 @pytest.mark.parametrize("text,msg", [
     ("{", "not JSON"), ('{"wheelspec_realtime_schedule": 2}', "must be 1"),
     ('{"wheelspec_realtime_schedule": 1, "run_ms": 5, "ops": [{"at": 0, "kind": "add", "task": 1}]}', "needs integer"),
-    ('{"wheelspec_realtime_schedule": 1, "run_ms": 5, "ops": [{"at": 3, "kind": "size"}, {"at": 1, "kind": "size"}]}', "in order"),
+    ('{"wheelspec_realtime_schedule": 1, "run_ms": 5, "ops": [{"at": 3, "kind": "size"}, {"at": 1, "kind": "size"}]}',
+     "in order"),
 ])
 def test_bad_schedule_files_are_one_line_errors(tmp_path, text, msg):
     p = tmp_path / "bad.json"
@@ -91,6 +93,7 @@ def _require_netty():
                     "(bash .ci/system-deps installs Netty: apt-get install -y libnetty-java)")
 
 
+@pytest.mark.external("java")
 def test_netty_hashedwheeltimer_live(tmp_path):
     _require_netty()
     a = rt.resolve("netty")

@@ -9,16 +9,15 @@ import json
 import random
 
 import pyarrow.parquet as pq
-import pytest
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_trace_roundtrip import run_reference, schedules
 
+from wheelspec.conformance.cli import main
+from wheelspec.conformance.traces.format import history_rows, history_to_table, rows_to_table
 from wheelspec.conformance.traces.local import analyze_table
 from wheelspec.conformance.traces.rules import PROPERTIES
-from wheelspec.conformance.cli import main
-from wheelspec.conformance.traces.format import history_rows, history_to_table, rows_to_table, write_trace
 from wheelspec.conformance.traces.synth import synthetic_trace
 from wheelspec.spec.checker import check_history
 from wheelspec.spec.profiles import profile
@@ -184,7 +183,8 @@ def test_cli_exit_codes_json_and_one_line_errors(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] and out["engine"] == "local"
     assert json.loads((clean / "analysis.json").read_text())["properties"] == out["properties"]
-    assert main(["analyze", "--synthetic", "20000", "--plant", "double", "--save-trace", str(tmp_path / "b.parquet")]) == 1
+    assert main(["analyze", "--synthetic", "20000", "--plant", "double",
+                 "--save-trace", str(tmp_path / "b.parquet")]) == 1
     assert "fire-once" in capsys.readouterr().out
     assert main(["analyze", str(tmp_path / "b.parquet")]) == 1          # the saved trace, read back
     capsys.readouterr()

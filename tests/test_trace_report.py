@@ -12,6 +12,8 @@ import pytest
 
 from wheelspec.conformance.cli import main
 
+pytestmark = pytest.mark.external("chromium")
+
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -59,7 +61,6 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
                "--hide-scrollbars")
     assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
     import matplotlib.image as mpimg
-    import numpy as np
 
     img = mpimg.imread(shot)[..., :3]
     assert img.shape[0] >= 2000 and img.shape[1] >= 900

@@ -12,13 +12,19 @@ from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wheelspec.spec.errors import UserError
-from wheelspec.conformance.traces.format import (TRACE_SCHEMA, TraceWriter, history_to_table, read_trace,
-                                         table_to_histories, write_history)
+from wheelspec.conformance.traces.format import (
+    TRACE_SCHEMA,
+    TraceWriter,
+    history_to_table,
+    read_trace,
+    table_to_histories,
+    write_history,
+)
 from wheelspec.conformance.traces.synth import synthetic_trace
 from wheelspec.reference import Simulation
 from wheelspec.spec import ops
 from wheelspec.spec.checker import check_history
+from wheelspec.spec.errors import UserError
 from wheelspec.spec.profiles import profile
 
 KEYS = ("a", "b", 1, 7)

@@ -34,6 +34,7 @@ import time as _time
 from typing import Any
 
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
+from wheelspec.spec.profiles import STRICT
 
 #: the monotonic clock resolution Windows reports (1/64 s), used by :func:`adapter_coarse`
 WINDOWS_RESOLUTION_S = 0.015625
@@ -43,6 +44,10 @@ class _VirtualLoop(asyncio.SelectorEventLoop):
     """A selector loop whose clock is set by the adapter, in seconds."""
 
     vt = 0.0
+    # Set by asyncio.BaseEventLoop.__init__ but private, so absent from typeshed: declared here
+    # (annotations only, nothing at runtime) for the adapter, which reads or sets them.
+    _clock_resolution: float
+    _scheduled: list[asyncio.TimerHandle]
 
     def time(self) -> float:  # asyncio reads every deadline through this method
         return self.vt
@@ -51,7 +56,7 @@ class _VirtualLoop(asyncio.SelectorEventLoop):
 class AsyncioAdapter(LibraryTimerAdapter):
     """``asyncio`` timers on a virtual loop clock; ``resolution`` overrides ``_clock_resolution``."""
 
-    profile = "strict"
+    profile = STRICT
 
     def __init__(self, resolution: float | None = None) -> None:
         super().__init__()

@@ -25,10 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, result_of_event
 from wheelspec.spec import ops
 from wheelspec.spec.limits import RangeError
-
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, result_of_event
 
 
 @runtime_checkable
@@ -100,7 +99,7 @@ class SimulationAdapter:
         before = len(hist)
         try:
             sim.apply(op)
-        except Exception as exc:  # a refused request is an answer, not a crash
+        except Exception as exc:  # noqa: BLE001 - a refused request is an answer, not a crash
             events = getattr(hist, "events", hist)
             del events[before:]  # whatever a refused request logged is not part of the run
             return Response(now=sim.now, error=error_of(exc))

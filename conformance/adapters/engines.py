@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import sys
 from typing import Any
-from wheelspec.spec.errors import UserError
-from wheelspec.conformance.adapters.protocol import Capabilities
 
 from wheelspec.conformance.adapters.base import ALL_CONFIGURABLE, SimulationAdapter
+from wheelspec.conformance.adapters.protocol import Capabilities
+from wheelspec.spec.errors import UserError
+from wheelspec.spec.profiles import KAFKA, behaviour
 
 
-def reference_adapter(profile: str = "kafka") -> SimulationAdapter:
+def reference_adapter(profile: str = KAFKA) -> SimulationAdapter:
     """The reference model (Kafka's SystemTimer and purgatory; ``strict-gt``: Kafka's MockTimer)."""
     from wheelspec import __version__
     from wheelspec.reference import Simulation
@@ -20,9 +21,12 @@ def reference_adapter(profile: str = "kafka") -> SimulationAdapter:
     def factory(**cfg: int) -> Any:
         return Simulation(profile=profile, **cfg)
 
-    name = "reference" if profile == "kafka" else f"reference-{profile}"
+    # The SystemTimer model is plain "reference"; a profile without a tick (MockTimer) ignores the
+    # tick and wheel size, so it cannot be configured with them.
+    uses_tick = behaviour(profile).uses_tick
+    name = "reference" if uses_tick else f"reference-{profile}"
     caps = Capabilities(timer=True, purgatory=True, time="virtual", profile=profile,
-                        configurable=ALL_CONFIGURABLE if profile == "kafka" else ("start_ms", "purge_interval"))
+                        configurable=ALL_CONFIGURABLE if uses_tick else ("start_ms", "purge_interval"))
     return SimulationAdapter(factory, name, caps, __version__)
 
 
@@ -35,7 +39,7 @@ def optimized_adapter() -> SimulationAdapter:
     except ImportError as e:
         raise UserError(f"implementation 'optimized' is unavailable: wheelspec.optimized.Simulation "
                         f"cannot be imported ({e})") from None
-    caps = Capabilities(timer=True, purgatory=True, time="virtual", profile="kafka", configurable=ALL_CONFIGURABLE)
+    caps = Capabilities(timer=True, purgatory=True, time="virtual", profile=KAFKA, configurable=ALL_CONFIGURABLE)
     return SimulationAdapter(Simulation, "optimized", caps, __version__)
 
 

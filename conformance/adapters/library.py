@@ -26,13 +26,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
+from wheelspec.spec.limits import MAX_ID
+from wheelspec.spec.profiles import STRICT
 
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
-
-#: the task-id range of protocol v1 (the same as the reference's)
-MAX_TASK_ID = 2**31 - 1
+#: the task-id range of protocol v1: :data:`wheelspec.spec.limits.MAX_ID`, as every engine's
+MAX_TASK_ID = MAX_ID
 
 
 class LibraryTimerAdapter:
@@ -41,7 +42,7 @@ class LibraryTimerAdapter:
     #: shown in reports; subclasses set these
     name = "library"
     version = ""
-    profile = "strict"
+    profile = STRICT
 
     def __init__(self) -> None:
         self.now = 0

@@ -27,17 +27,19 @@ import dataclasses
 from typing import Any
 
 from wheelspec.spec import events as ev
-from wheelspec.spec import ops
+from wheelspec.spec import ops, results
 from wheelspec.spec.errors import ProtocolError
-from wheelspec.spec.profiles import PROFILE_NAMES
+from wheelspec.spec.events import CAUSED_KINDS
+from wheelspec.spec.profiles import KAFKA, PROFILE_NAMES, behaviour
+from wheelspec.spec.show import json_short  # (importable from here too: adapters quote values with it)
 
 PROTOCOL_VERSION = 1
 
 #: error types an adapter may answer with (``docs/PROTOCOL.md``, "Errors")
 ERROR_TYPES = ("range", "type", "unknown-id", "invalid", "unsupported", "internal")
 
-#: the event kinds an adapter reports as caused by a request (the result event is built here)
-CAUSED_KINDS = ("fire", "complete", "expire", "purge")
+# CAUSED_KINDS (imported above from wheelspec.spec.events, and still importable from here): the
+# event kinds an adapter reports as caused by a request; the result event is built here.
 
 #: configuration keys of a ``reset`` request
 CONFIG_KEYS = ("tick_ms", "wheel_size", "start_ms", "purge_interval")
@@ -57,7 +59,7 @@ class Config:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: Any, where: str = "config") -> "Config":
+    def from_dict(cls, d: Any, where: str = "config") -> Config:
         if not isinstance(d, dict):
             raise ValueError(f"{where} must be an object, got {type(d).__name__}")
         extra = set(d) - set(CONFIG_KEYS)
@@ -76,7 +78,7 @@ class Capabilities:
     timer: bool = True
     purgatory: bool = False
     time: str = "virtual"
-    profile: str = "kafka"
+    profile: str = KAFKA
     tick_ms: int | None = None
     wheel_size: int | None = None
     configurable: tuple[str, ...] = ()
@@ -87,7 +89,7 @@ class Capabilities:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Capabilities":
+    def from_dict(cls, d: Any) -> Capabilities:
         if not isinstance(d, dict):
             raise ProtocolError(f"capabilities must be an object, got {json_short(d)}")
         known = {f.name for f in dataclasses.fields(cls)}
@@ -134,10 +136,11 @@ class Capabilities:
         return Config(tick, wheel, config.start_ms, config.purge_interval)
 
     def is_wheel(self) -> bool:
-        """A Kafka-faithful wheel: claims kafka with a tick and wheel size (fixed or configurable)."""
+        """A Kafka-faithful wheel: claims a tick-window profile (Kafka's SystemTimer) with a tick and
+        wheel size (fixed or configurable)."""
         has_tick = self.tick_ms is not None or "tick_ms" in self.configurable
         has_wheel = self.wheel_size is not None or "wheel_size" in self.configurable
-        return self.profile == "kafka" and has_tick and has_wheel
+        return self.profile in PROFILE_NAMES and behaviour(self.profile).uses_tick and has_tick and has_wheel
 
     def supports(self, op: ops.Op) -> bool:
         if isinstance(op, ops.PURGATORY_OPS):
@@ -171,87 +174,39 @@ class Response:
                 "result": self.result}
 
 
-def json_short(v: Any, limit: int = 120) -> str:
-    """A value quoted for a one-line error message."""
-    import json
-
-    try:
-        s = json.dumps(v, separators=(",", ":"))
-    except (TypeError, ValueError):
-        s = repr(v)
-    return s if len(s) <= limit else s[: limit - 3] + "..."
-
-
 # ----------------------------------------------------------------------- results --------------
 def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
 def check_result(op: ops.Op, result: Any) -> Any:
-    """Validate the ``result`` field for ``op``; returns it normalised (lists -> tuples)."""
-    match op:
-        case ops.AddTask() | ops.Size() | ops.CheckAndComplete() | ops.Watched() | ops.NumDelayed():
-            if not _int(result):
-                raise ProtocolError(f"result of {op.kind!r} must be an integer, got {json_short(result)}")
-        case ops.CancelTask() | ops.Watch() | ops.ForceComplete():
-            if not isinstance(result, bool):
-                raise ProtocolError(f"result of {op.kind!r} must be true or false, got {json_short(result)}")
-        case ops.AdvanceTo() | ops.SetCompletable():
-            if result is not None:
-                raise ProtocolError(f"result of {op.kind!r} must be null, got {json_short(result)}")
-        case ops.CancelForKey():
-            if not isinstance(result, list | tuple) or not all(_int(x) for x in result):
-                raise ProtocolError(f"result of 'cancel_for_key' must be a list of op ids, got {json_short(result)}")
-            return list(result)
+    """Validate the wire ``result`` field for ``op`` against the kind of value the operation returns
+    (:data:`wheelspec.spec.results.RESULTS`); returns it normalised (a list of ids stays a list)."""
+    kind = results.rule(op).type
+    if kind == results.INT and not _int(result):
+        raise ProtocolError(f"result of {op.kind!r} must be an integer, got {json_short(result)}")
+    if kind == results.BOOL and not isinstance(result, bool):
+        raise ProtocolError(f"result of {op.kind!r} must be true or false, got {json_short(result)}")
+    if kind == results.NONE and result is not None:
+        raise ProtocolError(f"result of {op.kind!r} must be null, got {json_short(result)}")
+    if kind == results.IDS:
+        if not isinstance(result, list | tuple) or not all(_int(x) for x in result):
+            raise ProtocolError(f"result of {op.kind!r} must be a list of op ids, got {json_short(result)}")
+        return list(result)
     return result
 
 
 def result_event(op: ops.Op, now: int, result: Any) -> ev.Event:
-    """The request's own result event (last in its events), from the operation and its result."""
-    match op:
-        case ops.AddTask(task, delay):
-            return ev.Add(now, task, delay, result)
-        case ops.CancelTask(task):
-            return ev.Cancel(now, task, result)
-        case ops.AdvanceTo():
-            return ev.Advance(now)
-        case ops.Size():
-            return ev.Observe(now, "size", result)
-        case ops.Watch(op_id, delay, keys, _):
-            return ev.TryCompleteElseWatch(now, op_id, delay, tuple(keys), result)
-        case ops.SetCompletable(op_id, value):
-            return ev.SetCompletable(now, op_id, value)
-        case ops.CheckAndComplete(key):
-            return ev.CheckAndComplete(now, key, result)
-        case ops.CancelForKey(key):
-            return ev.CancelForKey(now, key, tuple(result))
-        case ops.ForceComplete(op_id):
-            return ev.ForceComplete(now, op_id, result)
-        case ops.Watched():
-            return ev.Observe(now, "watched", result)
-        case ops.NumDelayed():
-            return ev.Observe(now, "num_delayed", result)
-    raise TypeError(f"not an operation: {op!r}")
+    """The request's own result event (last in its events), from the operation and its result
+    (the mapping is :func:`wheelspec.spec.results.result_event`)."""
+    return results.result_event(op, now, result)
 
 
 def result_of_event(e: ev.Event) -> Any:
-    """The wire ``result`` for a result event (inverse of :func:`result_event`)."""
-    match e:
-        case ev.Add():
-            return e.exp
-        case ev.Cancel():
-            return e.pending
-        case ev.Observe():
-            return e.value
-        case ev.TryCompleteElseWatch():
-            return e.result
-        case ev.CheckAndComplete():
-            return e.completed
-        case ev.CancelForKey():
-            return list(e.ops)
-        case ev.ForceComplete():
-            return e.result
-    return None
+    """The wire ``result`` for a result event (inverse of :func:`result_event`): the value
+    :func:`wheelspec.spec.results.result_of_event` reads, a list of ids as a JSON list."""
+    v = results.result_of_event(e)
+    return list(v) if isinstance(v, tuple) else v
 
 
 def decode_response(msg: Any, op: ops.Op) -> Response:
@@ -260,7 +215,8 @@ def decode_response(msg: Any, op: ops.Op) -> Response:
         raise ProtocolError(f"response has no boolean \"ok\": {json_short(msg)}")
     if not msg["ok"]:
         err = msg.get("error")
-        if not isinstance(err, dict) or err.get("type") not in ERROR_TYPES or not isinstance(err.get("message", ""), str):
+        if (not isinstance(err, dict) or err.get("type") not in ERROR_TYPES
+                or not isinstance(err.get("message", ""), str)):
             raise ProtocolError(f"error response needs \"error\": {{\"type\": one of {', '.join(ERROR_TYPES)}, "
                                 f"\"message\": string}}, got {json_short(msg)}")
         return Response(error=(err["type"], err.get("message", "")))

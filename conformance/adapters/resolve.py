@@ -10,12 +10,12 @@ import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
-from wheelspec.spec.errors import UserError
-from wheelspec.conformance.adapters.protocol import Capabilities
 
 from wheelspec.conformance.adapters.base import ALL_CONFIGURABLE, Adapter, SimulationAdapter
 from wheelspec.conformance.adapters.engines import optimized_adapter, reference_adapter, serve_command
-
+from wheelspec.conformance.adapters.protocol import Capabilities
+from wheelspec.spec.errors import UserError
+from wheelspec.spec.profiles import KAFKA, STRICT_GT
 
 #: built-in implementation names accepted by ``--impl``
 BUILTINS: dict[str, str] = {
@@ -38,7 +38,7 @@ def resolve(spec: str, *, timeout: float = 10.0, start_timeout: float = 30.0) ->
 
     spec = spec.strip()
     if spec in ("reference", "reference-mock"):
-        profile = "kafka" if spec == "reference" else "strict-gt"
+        profile = KAFKA if spec == "reference" else STRICT_GT
         return lambda: reference_adapter(profile)
     if spec == "optimized":
         optimized_adapter()  # fail now, with the reason, if it cannot load
@@ -80,7 +80,7 @@ def adapter_from_factory(factory: Callable[..., Any], label: str) -> Adapter:
     if isinstance(obj, Adapter):
         return obj
     if hasattr(obj, "apply") and hasattr(obj, "history"):
-        caps = Capabilities(timer=True, purgatory=True, profile=getattr(obj, "profile", "kafka"),
+        caps = Capabilities(timer=True, purgatory=True, profile=getattr(obj, "profile", KAFKA),
                             configurable=ALL_CONFIGURABLE)
         if hasattr(obj, "close"):
             obj.close()

@@ -13,9 +13,8 @@ import json
 import sys
 from typing import Any, TextIO
 
-from wheelspec.spec import ops
-
 from wheelspec.conformance.adapters.protocol import PROTOCOL_VERSION, Config, Response
+from wheelspec.spec import ops
 
 
 def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
@@ -50,7 +49,8 @@ def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) 
                 send({"id": rid, "ok": True})
                 break
             else:
-                send({"id": rid, "ok": False, "error": {"type": "invalid", "message": f"unknown request type {kind!r}"}})
+                send({"id": rid, "ok": False,
+                      "error": {"type": "invalid", "message": f"unknown request type {kind!r}"}})
         except (ValueError, TypeError, KeyError) as e:
             send({"id": rid, "ok": False, "error": {"type": "invalid", "message": str(e)}})
     adapter.close()
@@ -58,9 +58,11 @@ def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) 
 
 
 def main(argv: list[str] | None = None) -> int:
+    from wheelspec.conformance.adapters.base import Adapter
     from wheelspec.conformance.adapters.engines import optimized_adapter, reference_adapter
     from wheelspec.conformance.adapters.resolve import adapter_from_factory
     from wheelspec.spec.errors import UserError
+    from wheelspec.spec.profiles import KAFKA, STRICT_GT
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -68,11 +70,12 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     name = args[0]
+    adapter: Adapter
     try:
         if name == "reference":
-            adapter = reference_adapter("kafka")
+            adapter = reference_adapter(KAFKA)
         elif name == "reference-mock":
-            adapter = reference_adapter("strict-gt")
+            adapter = reference_adapter(STRICT_GT)
         elif name == "optimized":
             adapter = optimized_adapter()
         elif ":" in name:

@@ -17,6 +17,7 @@ import sched
 from typing import Any
 
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
+from wheelspec.spec.profiles import STRICT
 
 
 class SchedAdapter(LibraryTimerAdapter):
@@ -24,7 +25,7 @@ class SchedAdapter(LibraryTimerAdapter):
 
     name = "stdlib-sched"
     version = f"Python {platform.python_version()}"
-    profile = "strict"
+    profile = STRICT
 
     def _start(self, start_ms: int) -> None:
         # delayfunc is never called with blocking=False; make any call loud rather than sleep

@@ -20,11 +20,18 @@ import threading
 import time
 from typing import Any, NoReturn
 
+from wheelspec.conformance.adapters.protocol import (
+    PROTOCOL_VERSION,
+    Capabilities,
+    Config,
+    Hello,
+    ProtocolError,
+    Response,
+    decode_response,
+    json_short,
+)
 from wheelspec.spec import ops
-
 from wheelspec.spec.errors import AdapterError
-from wheelspec.conformance.adapters.protocol import (PROTOCOL_VERSION, Capabilities, Config, Hello, ProtocolError, Response,
-                       decode_response, json_short)
 
 
 class SubprocessAdapter:
@@ -75,10 +82,11 @@ class SubprocessAdapter:
         self._proc = None
         try:
             if proc.poll() is None:
+                assert proc.stdin is not None  # started with stdin=PIPE
                 self._n += 1
-                proc.stdin.write(json.dumps({"id": self._n, "type": "bye"}).encode() + b"\n")  # type: ignore[union-attr]
-                proc.stdin.flush()  # type: ignore[union-attr]
-                proc.stdin.close()  # type: ignore[union-attr]
+                proc.stdin.write(json.dumps({"id": self._n, "type": "bye"}).encode() + b"\n")
+                proc.stdin.flush()
+                proc.stdin.close()
                 proc.wait(timeout=2)
         except (OSError, subprocess.TimeoutExpired):
             pass
@@ -87,8 +95,9 @@ class SubprocessAdapter:
                 proc.kill()
                 proc.wait()
             for f in (proc.stdout, proc.stderr, proc.stdin):
+                assert f is not None  # all three were started as pipes
                 try:
-                    f.close()  # type: ignore[union-attr]
+                    f.close()
                 except OSError:
                     pass
 
@@ -156,10 +165,10 @@ class SubprocessAdapter:
         self._last_req = req
         line = json.dumps(req, separators=(",", ":")).encode() + b"\n"
         proc = self._proc
-        assert proc is not None
+        assert proc is not None and proc.stdin is not None
         try:
-            proc.stdin.write(line)  # type: ignore[union-attr]
-            proc.stdin.flush()  # type: ignore[union-attr]
+            proc.stdin.write(line)
+            proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             self._crashed(req)
         raw = self._readline(req, timeout)
@@ -199,7 +208,7 @@ class SubprocessAdapter:
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 
-    def _crashed(self, req: dict[str, Any], truncated: bytes | None = None) -> None:
+    def _crashed(self, req: dict[str, Any], truncated: bytes | None = None) -> NoReturn:
         proc = self._proc
         assert proc is not None
         try:
@@ -214,7 +223,7 @@ class SubprocessAdapter:
         tail = " | ".join(list(self._stderr)[-3:])
         self._fail(req, what + (f"; last stderr: {tail}" if tail else "; no stderr output"))
 
-    def _fail(self, req: dict[str, Any], problem: str) -> None:
+    def _fail(self, req: dict[str, Any], problem: str) -> NoReturn:
         n = req.get("id")
         what = req.get("op", req.get("type"))
         msg = f"adapter {self.label!r}: request #{n} {json_short(what, 100)}: {problem}"

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from wheelspec.spec.errors import UserError
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
+from wheelspec.spec.errors import UserError
+from wheelspec.spec.profiles import STRICT
 
 
 class TwistedClockAdapter(LibraryTimerAdapter):
     """``twisted.internet.task.Clock`` driven in milliseconds."""
 
     name = "twisted-clock"
-    profile = "strict"
+    profile = STRICT
 
     def __init__(self) -> None:
         super().__init__()
@@ -31,7 +32,8 @@ class TwistedClockAdapter(LibraryTimerAdapter):
             import twisted
             from twisted.internet import task
         except ImportError as e:
-            raise UserError(f"the Twisted adapter needs Twisted (pip install twisted, or the test extra): {e}") from None
+            raise UserError("the Twisted adapter needs Twisted (pip install twisted, or the test extra): "
+                            f"{e}") from None
         self._task = task
         self.version = f"Twisted {twisted.__version__}"
 

@@ -32,12 +32,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from wheelspec.spec import ops
-
-from wheelspec.conformance.check.judge import Failure, judge
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
-from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.check.corpus import Scenario
+from wheelspec.conformance.check.judge import judge
+from wheelspec.conformance.check.runner import run_ops
+from wheelspec.spec import ops
+from wheelspec.spec.findings import Finding
 
 KINDS = ("timer", "purgatory")
 GENERATOR = "wheelspec-campaign-v1"
@@ -154,7 +154,7 @@ class SeedOutcome:
     kind: str
     seed: int
     ops: int
-    failures: list[Failure]
+    failures: list[Finding]
     counterexample: Scenario | None = None
 
     @property
@@ -169,7 +169,7 @@ class SeedOutcome:
         return d
 
 
-def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op]) -> list[Failure]:
+def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op]) -> list[Finding]:
     return judge(run_ops(adapter, cfg, schedule), caps)
 
 

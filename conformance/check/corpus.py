@@ -40,13 +40,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from wheelspec.spec import ops
-from wheelspec.spec.profiles import PROFILE_NAMES
-
-from wheelspec.spec.errors import UserError
-from wheelspec.conformance.check.judge import EXPECT_KEYS, Failure, claimed_profile, judge
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
+from wheelspec.conformance.check.judge import EXPECT_KEYS, claimed_profile, judge
 from wheelspec.conformance.check.runner import run_ops
+from wheelspec.spec import ops
+from wheelspec.spec.errors import UserError
+from wheelspec.spec.findings import Finding
+from wheelspec.spec.profiles import PROFILE_NAMES, behaviour
 
 FORMAT_VERSION = 1
 TOP_KEYS = ("wheelspec_scenario", "name", "description", "source", "config", "expect_profiles", "steps", "origin")
@@ -84,8 +84,10 @@ class Scenario:
             elif e and prof not in self.expect_profiles:
                 e = None
             out.append(e)
-        if prof == "kafka" and eff.tick_ms != self.config.tick_ms and any(out):
-            return [None] * len(out), f"expectations are for tick {self.config.tick_ms}, the implementation runs tick {eff.tick_ms}"
+        tick_rule = prof in PROFILE_NAMES and behaviour(prof).uses_tick  # a kafka expectation needs its tick
+        if tick_rule and eff.tick_ms != self.config.tick_ms and any(out):
+            return [None] * len(out), (f"expectations are for tick {self.config.tick_ms}, "
+                                       f"the implementation runs tick {eff.tick_ms}")
         return out, None
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,14 +153,14 @@ def scenario_from_dict(d: Any, where: str) -> Scenario:
         if not isinstance(s, dict):
             raise UserError(f"{where}: steps[{i}] must be an object")
         s = dict(s)
-        e = s.pop("expect", None)
+        expect = s.pop("expect", None)
         try:
             the_ops.append(ops.op_from_dict(s))
         except ValueError as exc:
             raise UserError(f"{where}: steps[{i}]: {exc}") from None
-        if e is not None:
-            _check_expect(e, f"{where}: steps[{i}].expect")
-        expects.append(e)
+        if expect is not None:
+            _check_expect(expect, f"{where}: steps[{i}].expect")
+        expects.append(expect)
     return Scenario(name, config, the_ops, expects, d.get("description", ""), d.get("source", ""), profiles,
                     d.get("origin"), where)
 
@@ -201,7 +203,7 @@ def load_corpus(directory: str | Path | None = None) -> list[Scenario]:
     if not files:
         raise UserError(f"scenario directory {root} holds no *.json scenario files")
     out = [load(f) for f in files]
-    names = {}
+    names: dict[str, str | None] = {}
     for s in out:
         if s.name in names:
             raise UserError(f"{s.path}: scenario name {s.name!r} is also used by {names[s.name]}")
@@ -214,7 +216,7 @@ def load_corpus(directory: str | Path | None = None) -> list[Scenario]:
 class ScenarioResult:
     name: str
     status: str  # pass | fail | n/a
-    failures: list[Failure]
+    failures: list[Finding]
     ops: int
     note: str = ""
     seconds: float = 0.0

@@ -1,8 +1,9 @@
 """Judge a run: by the profile the implementation claims, against an oracle, and against a
 scenario's expected outcomes.
 
-Three independent judgements, all reported as :class:`Failure` (property, operation index,
-one-line message):
+Three independent judgements, all reported as :class:`~wheelspec.spec.findings.Finding` located
+at an operation (property, operation index, one-line message; the property names are registered
+in :mod:`wheelspec.spec.properties`, judge ``run``):
 
 1. **Profile** -- the history checker (:func:`wheelspec.spec.checker.check_history`) under the
    claimed profile (``kafka`` with the implementation's tick, ``strict``, ``strict-gt``).
@@ -22,38 +23,25 @@ one-line message):
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from wheelspec.spec import events as ev
-from wheelspec.spec import ops
-from wheelspec.spec.profiles import Profile, profile
-
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response, json_short
+from wheelspec.conformance.adapters.protocol import Capabilities, Config
 from wheelspec.conformance.check.runner import Run, run_ops
-
-
-@dataclasses.dataclass(frozen=True)
-class Failure:
-    """One finding: ``prop`` names the property, ``step`` the operation index (or None)."""
-
-    prop: str
-    step: int | None
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"prop": self.prop, "step": self.step, "message": self.message}
+from wheelspec.spec import events as ev
+from wheelspec.spec import ops, properties, show
+from wheelspec.spec.findings import Finding
+from wheelspec.spec.profiles import KAFKA, STRICT_GT, Profile, behaviour, profile
 
 
 def claimed_profile(caps: Capabilities, config: Config) -> Profile:
     eff = caps.effective(config)
-    return profile(caps.profile, tick=eff.tick_ms if caps.profile == "kafka" else 1)
+    return profile(caps.profile, tick=eff.tick_ms if behaviour(caps.profile).uses_tick else 1)
 
 
 # ----------------------------------------------------------------- 1. profile ------------------
-def profile_failures(run: Run, prof: Profile) -> list[Failure]:
+def profile_failures(run: Run, prof: Profile) -> list[Finding]:
     """The history checker under ``prof``; violations mapped back to operations."""
     from wheelspec.spec.checker import check_history  # the one line that picks the checker
 
@@ -62,7 +50,7 @@ def profile_failures(run: Run, prof: Profile) -> list[Failure]:
     for v in verdict.violations:
         idx = [i for i in v.indices if 0 <= i < len(run.event_step)]
         step = max(run.event_step[i] for i in idx) if idx else None
-        out.append(Failure(v.prop, step, v.message))
+        out.append(Finding.at_step(v.prop, step, v.message))
     return out
 
 
@@ -71,7 +59,7 @@ def oracle_mode(caps: Capabilities) -> str:
     """``exact`` | ``multiset`` | ``refusals``: how the oracle comparison works (module doc)."""
     if caps.is_wheel():
         return "exact"
-    if caps.profile == "strict-gt":
+    if not behaviour(caps.profile).fifo_ties:  # MockTimer: a PriorityQueue, ties in any order
         return "multiset"
     return "refusals"
 
@@ -80,7 +68,7 @@ def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op])
     from wheelspec.conformance.adapters import reference_adapter
 
     mode = oracle_mode(caps)
-    ref = reference_adapter("strict-gt" if mode == "multiset" else "kafka")
+    ref = reference_adapter(STRICT_GT if mode == "multiset" else KAFKA)
     eff = caps.effective(config)
     try:
         return run_ops(ref, eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval), operations)
@@ -88,35 +76,16 @@ def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op])
         ref.close()
 
 
-def _show_step(i: int, op: ops.Op) -> str:
-    d = op.to_dict()
-    kind = d.pop("kind")
-    return f"op {i} {kind}({', '.join(f'{k}={json_short(v)}' for k, v in d.items())})"
-
-
-def _show_resp(r: Response) -> str:
-    if r.error is not None:
-        return f"error {r.error[0]} ({r.error[1][:80]})"
-    evs = ", ".join(_event_str(e) for e in r.events)
-    return f"[{evs}] result {json_short(r.result)}"
-
-
-def _event_str(e: ev.Event) -> str:
-    d = e.to_dict()
-    kind = d.pop("kind")
-    return f"{kind}({', '.join(f'{k}={json_short(v)}' for k, v in d.items())})"
-
-
-def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Failure]:
+def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Finding]:
     """The first request where ``run`` and the oracle disagree (later ones follow from it)."""
     for i, (got, want) in enumerate(zip(run.steps, oracle.steps)):
         g, w = got.response, want.response
         if (g.error is None) != (w.error is None):
             if w.error is None:
-                return [Failure("refused-valid", i, f"{_show_step(i, got.op)} was refused ({_show_resp(g)}); "
-                                                    f"the reference accepts it: {_show_resp(w)}")]
-            return [Failure("accepted-invalid", i, f"{_show_step(i, got.op)} was accepted ({_show_resp(g)}); "
-                                                   f"the reference refuses it: {_show_resp(w)}")]
+                return [Finding.at_step("refused-valid", i, f"{show.step(i, got.op)} was refused ({show.response(g)}); "
+                                                            f"the reference accepts it: {show.response(w)}")]
+            return [Finding.at_step("accepted-invalid", i, f"{show.step(i, got.op)} was accepted ({show.response(g)}); "
+                                                           f"the reference refuses it: {show.response(w)}")]
         if g.error is not None or mode == "refusals":
             continue
         if mode == "exact":
@@ -125,8 +94,8 @@ def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Failure]:
             same = (Counter(g.events) == Counter(w.events) and g.result == w.result and g.now == w.now)
         if not same:
             what = "events differ from" if mode == "exact" else "events (as a multiset) differ from"
-            return [Failure("oracle", i, f"{_show_step(i, got.op)}: {what} the reference's: got {_show_resp(g)}, "
-                                         f"reference {_show_resp(w)}")]
+            return [Finding.at_step("oracle", i, f"{show.step(i, got.op)}: {what} the reference's: got "
+                                                 f"{show.response(g)}, reference {show.response(w)}")]
     return []
 
 
@@ -134,21 +103,22 @@ def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Failure]:
 EXPECT_KEYS = ("result", "error", "fired", "fired_set", "completed", "expired", "purged", "now")
 
 
-def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None]) -> list[Failure]:
+def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None]) -> list[Finding]:
     """Check per-step expectations (see :mod:`.scenarios` for the keys)."""
-    out: list[Failure] = []
+    out: list[Finding] = []
     for i, (step, exp) in enumerate(zip(run.steps, expects)):
         if not exp:
             continue
         r = step.response
-        where = _show_step(i, step.op)
+        where = show.step(i, step.op)
         if "error" in exp:
             want = exp["error"]
             if r.error is None or (want is not True and r.error[0] != want):
-                out.append(Failure("expected", i, f"{where}: expected an error {want!r}, got {_show_resp(r)}"))
+                out.append(Finding.at_step("expected", i,
+                                           f"{where}: expected an error {want!r}, got {show.response(r)}"))
             continue
         if r.error is not None:
-            out.append(Failure("expected", i, f"{where}: expected success, got {_show_resp(r)}"))
+            out.append(Finding.at_step("expected", i, f"{where}: expected success, got {show.response(r)}"))
             continue
         got: dict[str, Any] = {
             "result": list(r.result) if isinstance(r.result, tuple) else r.result,
@@ -166,14 +136,14 @@ def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None]) -> 
             if key == "fired_set":
                 want = sorted(want)
             if got[key] != want:
-                out.append(Failure("expected", i, f"{where}: expected {key} {json_short(want)}, "
-                                                  f"got {json_short(got[key])}"))
+                out.append(Finding.at_step("expected", i, f"{where}: expected {key} {show.json_short(want)}, "
+                                                          f"got {show.json_short(got[key])}"))
     return out
 
 
 # ------------------------------------------------------------------ together -------------------
 def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | None] | None = None,
-          oracle: Run | None = None) -> list[Failure]:
+          oracle: Run | None = None) -> list[Finding]:
     """All findings for ``run``: profile, oracle (computed if not given), expectations."""
     prof = claimed_profile(caps, run.config)
     failures = profile_failures(run, prof)
@@ -185,21 +155,20 @@ def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | No
     return failures
 
 
-Judge = Callable[[Run], list[Failure]]
+Judge = Callable[[Run], list[Finding]]
 
 #: runner-level properties, after the checker's (a semantic symptom explains more than a diff)
-RUNNER_PROPS = ("expected", "refused-valid", "accepted-invalid", "oracle")
+RUNNER_PROPS = properties.names(properties.RUN)
 
 
-def primary(failures: Sequence[Failure]) -> Failure:
+def primary(failures: Sequence[Finding]) -> Finding:
     """The failure a counterexample is shrunk for: the most specific symptom.  The checker's
     properties come first, in the checker's order (early fire, double fire, fire after cancel,
     lost task, ... before size), ``well-formed`` after them, the oracle's diff last."""
-    from wheelspec.spec.checker import PROPERTIES
+    checker = properties.names(properties.HISTORY)
+    order = [p for p in checker if p != "well-formed"] + ["well-formed", *RUNNER_PROPS]
 
-    order = [p for p in PROPERTIES if p != "well-formed"] + ["well-formed", *RUNNER_PROPS]
-
-    def rank(f: Failure) -> int:
+    def rank(f: Finding) -> int:
         return order.index(f.prop) if f.prop in order else len(order)
 
     return min(failures, key=rank)

@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from wheelspec.conformance.check.campaign import CampaignStats, SeedOutcome
 from wheelspec.conformance.check.corpus import ScenarioResult
+from wheelspec.spec import show
 
 
 @dataclasses.dataclass
@@ -94,7 +95,7 @@ def write_junit(path: str | Path, reports: list[ImplReport]) -> None:
             tc = ET.Element("testcase", classname=f"wheelspec.{r.spec}.scenario", name=s.name, time=f"{s.seconds:.4f}")
             if s.status == "fail":
                 f = ET.SubElement(tc, "failure", message=s.failures[0].message[:300], type=s.failures[0].prop)
-                f.text = "\n".join(f"[{x.prop}] step {x.step}: {x.message}" for x in s.failures)
+                f.text = "\n".join(show.finding_at_step(x) for x in s.failures)
             elif s.status == "n/a":
                 ET.SubElement(tc, "skipped", message=s.note)
             cases.append(tc)
@@ -107,7 +108,7 @@ def write_junit(path: str | Path, reports: list[ImplReport]) -> None:
             if bad:
                 f = ET.SubElement(tc, "failure", message=f"{len(bad)} of {len(outs)} schedules failed",
                                   type=bad[0].failures[0].prop)
-                f.text = "\n".join(f"seed {o.seed}: [{o.failures[0].prop}] {o.failures[0].message}" for o in bad)
+                f.text = "\n".join(f"seed {o.seed}: {show.finding(o.failures[0])}" for o in bad)
             cases.append(tc)
         if r.error is not None:
             tc = ET.Element("testcase", classname=f"wheelspec.{r.spec}", name="adapter")
@@ -130,9 +131,7 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
         t.add_column(col, justify="right" if col in ("ops", "schedules/s", "ops/s") else "left")
     for r in reports:
         caps = r.capabilities
-        prof = caps.get("profile", "?")
-        if prof == "kafka" and caps.get("tick_ms"):
-            prof += f" tick {caps['tick_ms']}"
+        prof = show.profile(caps.get("profile", "?"), caps.get("tick_ms"))
         n = {k: sum(1 for s in r.scenarios if s.status == k) for k in ("pass", "fail", "n/a")}
         sps, ops = r.stats.rate()
         colour = {"pass": "green", "fail": "red", "error": "red"}[r.status]
@@ -149,13 +148,13 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
         for s in r.failed_scenarios:
             console.print(f"[red]FAIL[/] {escape(r.spec)} scenario {escape(s.name)}", highlight=False)
             for f in s.failures[: None if verbose else 3]:
-                console.print(f"     [{f.prop}] {f.message}", highlight=False, markup=False)
+                console.print(f"     {show.finding(f)}", highlight=False, markup=False)
         for o in r.failed_seeds[: None if verbose else 5]:
             f = o.failures[0]
             size = len(o.counterexample.ops) if o.counterexample else o.ops
             console.print(f"[red]FAIL[/] {escape(r.spec)} {o.kind} seed {o.seed} ({o.ops} ops, shrunk to {size})",
                           highlight=False)
-            console.print(f"     [{f.prop}] {f.message}", highlight=False, markup=False)
+            console.print(f"     {show.finding(f)}", highlight=False, markup=False)
         if len(r.failed_seeds) > 5 and not verbose:
             console.print(f"     ... and {len(r.failed_seeds) - 5} more failing seeds (--verbose or --json)")
         for p in r.counterexamples[:5]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-
-from wheelspec.spec import ops
-from wheelspec.spec.history import History
+from typing import Protocol
 
 from wheelspec.conformance.adapters.protocol import Config, Response, result_event
 from wheelspec.conformance.adapters.subprocess_adapter import AdapterError
+from wheelspec.spec import ops
+from wheelspec.spec.history import History
 
 
 @dataclasses.dataclass
@@ -38,23 +38,32 @@ class Run:
         return len(self.steps)
 
 
-def run_ops(adapter: object, config: Config, operations: Sequence[ops.Op]) -> Run:
+class Driven(Protocol):
+    """What :func:`run_ops` needs of an adapter: the ``reset`` and ``request`` of
+    :class:`~wheelspec.conformance.adapters.base.Adapter` (a test double may offer no more)."""
+
+    def reset(self, config: Config) -> None: ...
+
+    def request(self, op: ops.Op) -> Response: ...
+
+
+def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op]) -> Run:
     """Reset ``adapter`` to ``config`` and execute ``operations`` in order.
 
     A refused operation (error response) adds no events.  An in-process adapter that raises
     instead of answering is recorded as an ``internal`` error: the runner judges it, it does not
     crash on it.  Protocol breakage of a subprocess (:class:`AdapterError`) propagates."""
-    adapter.reset(config)  # type: ignore[attr-defined]
+    adapter.reset(config)
     history = History()
     event_step: list[int] = []
     steps: list[Step] = []
     for i, op in enumerate(operations):
         try:
-            resp = adapter.request(op)  # type: ignore[attr-defined]
+            resp = adapter.request(op)
         except AdapterError:
             raise
-        except Exception as e:  # noqa: BLE001 - an in-process implementation's bug is a finding
-            resp = Response(error=("internal", f"raised {type(e).__name__}: {e}"))
+        except Exception as exc:  # noqa: BLE001 - an in-process implementation's bug is a finding
+            resp = Response(error=("internal", f"raised {type(exc).__name__}: {exc}"))
         steps.append(Step(op, resp))
         if resp.error is None:
             for e in resp.events:

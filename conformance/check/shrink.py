@@ -19,10 +19,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from wheelspec.spec import ops
-
-from wheelspec.conformance.check.judge import Failure
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
+from wheelspec.spec import ops
+from wheelspec.spec.findings import Finding
 
 BUDGET = 3000
 
@@ -31,7 +30,7 @@ class _Oracle:
     def __init__(self, adapter: Any, caps: Capabilities, prop: str) -> None:
         self.adapter, self.caps, self.prop = adapter, caps, prop
         self.runs = 0
-        self.last: list[Failure] = []
+        self.last: list[Finding] = []
 
     def fails(self, cfg: Config, schedule: list[ops.Op]) -> bool:
         from wheelspec.conformance.check.campaign import judge_schedule
@@ -133,13 +132,13 @@ def _smaller_start(o: _Oracle, cfg: Config, s: list[ops.Op]) -> tuple[Config, li
 
 
 def shrink_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op],
-                    prop: str) -> tuple[Config, list[ops.Op], list[Failure]]:
+                    prop: str) -> tuple[Config, list[ops.Op], list[Finding]]:
     """Shrink ``schedule`` keeping a failure of property ``prop``; returns the smaller schedule
     and its failures (the ones of ``prop`` first)."""
     o = _Oracle(adapter, caps, prop)
     s = list(schedule)
     if not o.fails(cfg, s):  # flaky implementation: keep what we have, say so through the failures
-        return cfg, s, [Failure(prop, None, "the failure did not reproduce on a rerun (flaky implementation?)")]
+        return cfg, s, [Finding.at_step(prop, None, "the failure did not reproduce on a rerun (flaky implementation?)")]
     while True:
         before = (cfg, list(s))
         s = _delete_chunks(o, cfg, s)

@@ -22,16 +22,21 @@ from wheelspec.spec.errors import InvariantError, WheelspecError
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("wheelspec.conformance.cli.check", "run the scenario corpus and a random campaign against an implementation"),
+    "check": ("wheelspec.conformance.cli.check",
+              "run the scenario corpus and a random campaign against an implementation"),
     "replay": ("wheelspec.conformance.cli.check", "rerun one scenario file (for example a saved counterexample)"),
     "prove": ("wheelspec.conformance.cli.prove", "prove the wheel's lemmas and bounded invariants with Z3"),
     "bench": ("wheelspec.conformance.cli.bench", "benchmark reference, optimized, heapq and sched side by side"),
-    "realtime": ("wheelspec.conformance.cli.realtime", "judge a real-time timer (Netty's HashedWheelTimer, a live asyncio loop) against the wall clock"),
-    "matrix": ("wheelspec.conformance.cli.matrix", "conformance matrix of third-party timers and our engines (terminal, Markdown, HTML)"),
+    "realtime": ("wheelspec.conformance.cli.realtime",
+                 "judge a real-time timer (Netty's HashedWheelTimer, a live asyncio loop) against the wall clock"),
+    "matrix": ("wheelspec.conformance.cli.matrix",
+               "conformance matrix of third-party timers and our engines (terminal, Markdown, HTML)"),
     "linearize": ("wheelspec.conformance.cli.linearize", "check a recorded concurrent history for linearizability"),
     "races": ("wheelspec.conformance.cli.races", "find the known purgatory races in the deterministic simulation"),
-    "analyze": ("wheelspec.conformance.cli.analyze", "judge Parquet trace datasets with set-based queries (local pyarrow or Spark); HTML report"),
-    "campaign": ("wheelspec.conformance.cli.campaign", "random campaign split into seed ranges on Spark or a local pool; verdicts to Parquet, resumable"),
+    "analyze": ("wheelspec.conformance.cli.analyze",
+                "judge Parquet trace datasets with set-based queries (local pyarrow or Spark); HTML report"),
+    "campaign": ("wheelspec.conformance.cli.campaign",
+                 "random campaign split into seed ranges on Spark or a local pool; verdicts to Parquet, resumable"),
 }
 
 

@@ -18,10 +18,12 @@ from wheelspec.spec.errors import UserError
 
 
 def configure_analyze(p: argparse.ArgumentParser) -> None:
-    p.add_argument("traces", nargs="*", metavar="TRACE", help="Parquet trace files or directories (docs/TRACE_FORMAT.md)")
+    p.add_argument("traces", nargs="*", metavar="TRACE",
+                   help="Parquet trace files or directories (docs/TRACE_FORMAT.md)")
     p.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="local: pyarrow + numpy in this process (no Java); spark: PySpark DataFrame jobs")
-    p.add_argument("--master", default=None, help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
+    p.add_argument("--master", default=None,
+                   help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
     p.add_argument("--driver-memory", default="4g", help="Spark driver memory (default 4g)")
     p.add_argument("--out", metavar="DIR", help="write analysis.json, report.html and PNG plots here")
     p.add_argument("--json", action="store_true", help="print the JSON result on stdout")

@@ -13,8 +13,13 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from typing import TYPE_CHECKING, Any
 
 from wheelspec.spec.errors import UserError
+from wheelspec.spec.limits import MAX_ID
+
+if TYPE_CHECKING:
+    from wheelspec.benchmarks.suite import Options
 
 IMPLS = ("reference", "optimized", "optimized-op", "optimized-batch", "heapq", "sched")
 WORKLOAD_NAMES = ("insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory")
@@ -23,7 +28,7 @@ QUICK_SIZES = "1e3,1e4,1e5"
 
 
 def _size(text: str, what: str) -> int:
-    """``1000``, ``1e6``, ``10^7`` or ``1_000_000`` -> int, in [1, 2**31-1]."""
+    """``1000``, ``1e6``, ``10^7`` or ``1_000_000`` -> int, in [1, MAX_ID] (a size is a number of ids)."""
     t = text.strip().replace("_", "")
     try:
         if "^" in t:
@@ -33,8 +38,8 @@ def _size(text: str, what: str) -> int:
             v = float(t)
     except (ValueError, OverflowError):
         raise UserError(f"{what}: {text!r} is not a size (write 1000, 1e6 or 10^7)") from None
-    if not math.isfinite(v) or v != int(v) or not 1 <= v <= 2**31 - 1:
-        raise UserError(f"{what}: {text!r} must be a whole number in [1, 2**31-1]")
+    if not math.isfinite(v) or v != int(v) or not 1 <= v <= MAX_ID:
+        raise UserError(f"{what}: {text!r} must be a whole number in [1, {MAX_ID}]")
     return int(v)
 
 
@@ -103,7 +108,7 @@ def _caps(specs: list[str]) -> dict[str, int]:
     return caps
 
 
-def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def options_from_args(args: argparse.Namespace) -> Options:
     """Validate the command line into :class:`wheelspec.benchmarks.suite.Options` (UserError on
     anything wrong, before any benchmark runs)."""
     from wheelspec.benchmarks.drivers import TimerConfig
@@ -149,7 +154,7 @@ def options_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def run_bench(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
-    plt = None
+    plt: Any = None  # matplotlib.pyplot when --plot is given
     if args.plot:
         try:
             import matplotlib
@@ -166,6 +171,7 @@ def run_bench(args: argparse.Namespace) -> int:
                 raise UserError(f"cannot write {path}: {e.strerror}") from None
 
     from rich.console import Console
+
     from wheelspec.benchmarks import report, suite
 
     err = Console(stderr=True)

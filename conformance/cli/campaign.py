@@ -20,7 +20,8 @@ KINDS = ("timer", "purgatory")
 
 
 def configure_campaign(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impl", default="reference", help="implementation, as for `wheelspec check --impl` (default reference)")
+    p.add_argument("--impl", default="reference",
+                   help="implementation, as for `wheelspec check --impl` (default reference)")
     p.add_argument("--kinds", default="timer,purgatory", help="campaign kinds, comma list of timer,purgatory")
     p.add_argument("--seeds", type=int, default=1000, help="schedules per kind (default 1000)")
     p.add_argument("--start", type=int, default=0, help="first seed (default 0)")
@@ -50,7 +51,8 @@ def run_campaign(args: argparse.Namespace) -> int:
         if k not in KINDS:
             raise UserError(f"--kinds: unknown kind {k!r} (known: {', '.join(KINDS)})")
     if args.seeds < 1 or args.chunk < 1 or args.start < 0:
-        raise UserError(f"--seeds and --chunk must be >= 1 and --start >= 0 (got {args.seeds}, {args.chunk}, {args.start})")
+        raise UserError(f"--seeds and --chunk must be >= 1 and --start >= 0 "
+                        f"(got {args.seeds}, {args.chunk}, {args.start})")
     from wheelspec.conformance.adapters import resolve
 
     adapter = resolve(args.impl)()   # fail early, in the driver, with a one-line error

@@ -48,14 +48,15 @@ def configure_check(p: argparse.ArgumentParser) -> None:
 
 def configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a scenario file (for example a saved counterexample)")
-    p.add_argument("--impl", default="reference", metavar="IMPL", help="implementation (as for check; default reference)")
+    p.add_argument("--impl", default="reference", metavar="IMPL",
+                   help="implementation (as for check; default reference)")
     p.add_argument("--json", metavar="FILE", help="write a JSON report")
     p.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
     p.add_argument("--start-timeout", type=float, default=30.0, metavar="SECONDS")
 
 
-def _console():  # type: ignore[no-untyped-def]
+def _console():
     from rich.console import Console
 
     c = Console(highlight=False)
@@ -79,8 +80,8 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
-def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list[str], progress=None,  # type: ignore[no-untyped-def]
-               out_dir=None):  # type: ignore[no-untyped-def]
+def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list[str], progress=None,
+               out_dir=None):
     """Run corpus and campaign against one implementation; returns its ImplReport (never raises
     for adapter errors: they are recorded in the report)."""
     from pathlib import Path
@@ -127,21 +128,22 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
             tw = TraceWriter(Path(args.trace_out) / f"{_safe(spec)}.parquet")
         t0 = time.perf_counter()
         failed = 0
+
+        def on_seed(o):
+            nonlocal failed
+            if progress is not None:
+                progress.advance(task)
+            if not o.ok:
+                failed += 1
+                if o.counterexample is not None:
+                    p = Path(out_dir) / _safe(spec) / f"{o.kind}-{o.seed}.json"
+                    o.counterexample.save(p)
+                    rep.counterexamples.append(str(p))
+
         for kind in kinds_here:
             seeds = range(args.seed, args.seed + args.schedules)
 
-            def on_seed(o):  # type: ignore[no-untyped-def]
-                nonlocal failed
-                if progress is not None:
-                    progress.advance(task)
-                if not o.ok:
-                    failed += 1
-                    if o.counterexample is not None:
-                        p = Path(out_dir) / _safe(spec) / f"{kind}-{o.seed}.json"
-                        o.counterexample.save(p)
-                        rep.counterexamples.append(str(p))
-
-            def on_run(seed, cfg, result, kind=kind):  # type: ignore[no-untyped-def]
+            def on_run(seed, cfg, result, kind=kind):
                 tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile)
 
             for seed in seeds:
@@ -177,6 +179,7 @@ def run_check(args: argparse.Namespace) -> int:
         TextColumn,
         TimeElapsedColumn,
     )
+
     from wheelspec.conformance.check.corpus import load_corpus
     from wheelspec.conformance.check.report import (
         exit_code,
@@ -256,9 +259,10 @@ def run_replay(args: argparse.Namespace) -> int:
     return exit_code([rep])
 
 
-def _print_replay(console, sc, res, name: str, prof: str) -> None:  # type: ignore[no-untyped-def]
+def _print_replay(console, sc, res, name: str, prof: str) -> None:
     from rich.table import Table
-    from wheelspec.conformance.check.judge import _show_resp, _show_step
+
+    from wheelspec.spec import show
 
     console.print(f"{sc.name} on {name} ({prof})", markup=False)
     console.print(f"config {sc.config.to_dict()}", markup=False)
@@ -269,11 +273,11 @@ def _print_replay(console, sc, res, name: str, prof: str) -> None:  # type: igno
     t.add_column("findings")
     by_step: dict[int | None, list[str]] = {}
     for f in res.failures:
-        by_step.setdefault(f.step, []).append(f"[{f.prop}] {f.message}")
+        by_step.setdefault(f.step, []).append(show.finding(f))
     steps = res.run.steps if res.run is not None else []
     for i, op in enumerate(sc.ops):
-        resp = _show_resp(steps[i].response) if i < len(steps) else ""
-        t.add_row(str(i), _show_step(i, op).split(" ", 2)[2], resp, "\n".join(by_step.get(i, [])))
+        resp = show.response(steps[i].response) if i < len(steps) else ""
+        t.add_row(str(i), show.op(op), resp, "\n".join(by_step.get(i, [])))
     console.print(t, markup=False)
     for m in by_step.get(None, []):
         console.print(m, markup=False)

@@ -31,8 +31,10 @@ from wheelspec.spec.errors import UserError
 def configure_matrix(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impls", default=",".join(VIRTUAL + REALTIME), metavar="A,B",
                    help=f"implementations (default all: {', '.join(VIRTUAL + REALTIME)})")
-    p.add_argument("--schedules", type=int, default=300, metavar="N", help="timer campaign schedules per virtual implementation (default 300)")
-    p.add_argument("--rt-runs", type=int, default=3, metavar="N", help="real-time schedules per real-time implementation (default 3)")
+    p.add_argument("--schedules", type=int, default=300, metavar="N",
+                   help="timer campaign schedules per virtual implementation (default 300)")
+    p.add_argument("--rt-runs", type=int, default=3, metavar="N",
+                   help="real-time schedules per real-time implementation (default 3)")
     p.add_argument("--rt-tasks", type=int, default=150, metavar="N", help="tasks per real-time schedule (default 150)")
     p.add_argument("--slack", type=int, default=250, metavar="MS", help="real-time late-bound allowance (default 250)")
     p.add_argument("--out", default="docs", metavar="DIR",
@@ -62,7 +64,10 @@ def run_matrix(args: argparse.Namespace) -> int:
         shutil.rmtree(cx_dir)
     t0 = time.perf_counter()
     rows = []
-    say = lambda m: print(f"  {m}", file=sys.stderr)  # noqa: E731
+
+    def say(m: str) -> None:
+        print(f"  {m}", file=sys.stderr)
+
     for n in names:
         if n in VIRTUAL:
             rows.append(virtual_row(n, schedules=args.schedules, cx_dir=cx_dir, progress=say))
@@ -72,7 +77,7 @@ def run_matrix(args: argparse.Namespace) -> int:
     cmd = ("wheelspec matrix" + (f" --schedules {args.schedules}" if args.schedules != 300 else "")
            + (f" --impls {args.impls}" if args.impls != ",".join(VIRTUAL + REALTIME) else ""))
     meta = {"versions": versions(), "command": cmd, "seconds": time.perf_counter() - t0,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
     print_table(rows)
     if not args.no_files:
         results.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,7 @@ def configure_prove(parser: argparse.ArgumentParser) -> None:
 def run_prove(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
+
     from wheelspec.spec import bmc, lemmas  # imports z3
 
     if args.timeout < 1:
@@ -50,9 +51,11 @@ def run_prove(args: argparse.Namespace) -> int:
     # Piped output (CI logs) gets a wide table instead of rich's 80-column default.
     console = Console(width=None if sys.stdout.isatty() else 170)
     table = Table(title="wheelspec prove: lemmas and bounded checks (Z3 " + _z3_version() + ")")
-    for col, kw in (("name", {}), ("statement", {"overflow": "fold"}), ("result", {}), ("expected", {}),
-                    ("seconds", {"justify": "right"})):
-        table.add_column(col, **kw)
+    table.add_column("name")
+    table.add_column("statement", overflow="fold")
+    table.add_column("result")
+    table.add_column("expected")
+    table.add_column("seconds", justify="right")
     details: list[str] = []
     failures = 0
     t0 = time.perf_counter()

@@ -20,6 +20,7 @@ from wheelspec.conformance.realtime.realtime import (
     resolve,
     run_schedules,
 )
+from wheelspec.spec import show
 from wheelspec.spec.errors import UserError
 
 
@@ -73,7 +74,7 @@ def print_report(rep: RtReport, file: Any = None) -> None:
     con.print("  " + "  ".join(f"{p}: {s}" for p, s in rep.prop_status().items()))
     for v in rep.verdicts:
         for f in v.failures[:5]:
-            con.print(f"  [red]FAIL[/] {v.schedule.name} [{f.prop}] {f.message}")
+            con.print(f"  [red]FAIL[/] {v.schedule.name} {show.finding(f)}")
     for c in rep.counterexamples:
         con.print(f"  saved {c} (replay: wheelspec realtime --impl ... --schedule {c})", soft_wrap=True)
     con.print("[green]PASS[/]" if rep.ok else "[red]FAIL[/]")

@@ -1,4 +1,4 @@
-"""Real threads against a thread-safe facade, with the concurrent history recorded (issue 7, item 5).
+"""Real threads against a thread-safe facade, with the concurrent history recorded.
 
 Several Python threads call ``add``, ``cancel``, ``watch`` (tryCompleteElseWatch),
 ``set_completable`` + ``check_and_complete`` (the satisfying event and the check that must see it)
@@ -23,14 +23,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from wheelspec.conformance.concurrency.linearizability import ExpireCall, FireCall, Operation
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
+from wheelspec.spec.findings import Finding
 from wheelspec.spec.history import History
 
-from wheelspec.conformance.concurrency.linearizability import ExpireCall, FireCall, Operation
 
-
-class _RecordingList(list):  # type: ignore[type-arg]
+class _RecordingList(list[ev.Event]):
     """Stands in for the facade's ``History.events``: keeps every event, and hands each to the
     open call of the thread that emitted it.  Every listener of the facade (its timer's, its
     operations') appends to this one list, so nothing is missed."""
@@ -39,7 +39,7 @@ class _RecordingList(list):  # type: ignore[type-arg]
         super().__init__(old)
         self.local = threading.local()
 
-    def append(self, event: ev.Event) -> None:  # type: ignore[override]
+    def append(self, event: ev.Event) -> None:
         super().append(event)  # list.append is atomic under the GIL
         sink = getattr(self.local, "sink", None)
         if sink is not None:
@@ -61,7 +61,7 @@ class Recorder:
         self._hlock = threading.Lock()
 
     @classmethod
-    def for_facade(cls, facade: Any) -> "Recorder":
+    def for_facade(cls, facade: Any) -> Recorder:
         history: History = facade.history
         listener = _RecordingList(history.events)
         history.events = listener
@@ -78,7 +78,7 @@ class Recorder:
         return cls(run_op, lambda: list(listener))
 
     @classmethod
-    def for_adapter(cls, adapter: Any) -> "Recorder":
+    def for_adapter(cls, adapter: Any) -> Recorder:
         from wheelspec.spec.errors import UserError
 
         lock = threading.Lock()  # one connection: the clients' requests take turns on it
@@ -147,7 +147,8 @@ def hammer(make_facade: Callable[[], Any] | None, threads: int = 4, ops_per_thre
     ``history`` for linearizability, its ``events`` for the properties).  Workers use their own
     task and operation ids, watch 1-2 of ``keys`` keys, and make each other's operations
     completable (only operations whose watch has returned: ids come from a shared list)."""
-    rec = recorder if recorder is not None else Recorder.for_facade(make_facade())  # type: ignore[misc]
+    rec = (recorder if recorder is not None
+           else Recorder.for_facade(make_facade()))  # type: ignore[misc]  # make_facade is given when recorder is None
     watched: list[int] = []
     wlock = threading.Lock()
     done = threading.Event()
@@ -192,7 +193,7 @@ def hammer(make_facade: Callable[[], Any] | None, threads: int = 4, ops_per_thre
                     rec.call(w, ops.CancelForKey(f"k{rng.randrange(keys)}"))
                 else:
                     rec.call(w, ops.CheckAndComplete(f"k{rng.randrange(keys)}"))
-        except BaseException as e:  # reported by the caller, never swallowed
+        except BaseException as e:  # noqa: BLE001 - reported by the caller, never swallowed
             errors.append(e)
 
     def reaper() -> None:
@@ -201,7 +202,7 @@ def hammer(make_facade: Callable[[], Any] | None, threads: int = 4, ops_per_thre
                 now = int((time.monotonic() - start) * 1000)
                 rec.call(threads, ops.AdvanceTo(now))
                 time.sleep(reaper_sleep_s)
-        except BaseException as e:
+        except BaseException as e:  # noqa: BLE001 - likewise: the caller re-raises it
             errors.append(e)
 
     workers = [threading.Thread(target=worker, args=(w,), name=f"worker-{w}") for w in range(threads)]
@@ -221,39 +222,25 @@ def hammer(make_facade: Callable[[], Any] | None, threads: int = 4, ops_per_thre
     return rec
 
 
-def check_event_properties(events: list[ev.Event], tick_ms: int = 1) -> list[str]:
-    """The history-level properties of :mod:`wheelspec.reference.interleave` that need no thread
-    timing: onComplete at most once per operation; onExpiration only right after the timer's own
-    completion and never before the operation's window."""
-    from wheelspec.spec.profiles import profile
+def check_event_properties(events: list[ev.Event], tick_ms: int = 1) -> list[Finding]:
+    """The properties of :mod:`wheelspec.reference.interleave` that need no thread timing, on the
+    events the threads saw (``exactly-once``: onComplete at most once per operation;
+    ``expiration``: onExpiration only after the timer's own completion and never before the
+    operation's window), judged by the same function as the interleavings:
+    :func:`wheelspec.spec.checker.check_completions`.  Not :func:`~wheelspec.spec.checker.check_history`:
+    the log interleaves threads, so it has no request windows and another thread's events can sit
+    between a completion and its expiration."""
+    from wheelspec.spec.checker import check_completions
+    from wheelspec.spec.profiles import KAFKA, profile
 
-    out: list[str] = []
-    prof = profile("kafka", tick_ms)
-    exp_of: dict[int, int] = {}
-    count: dict[int, int] = {}
-    last: dict[int, ev.Complete] = {}
-    for e in events:
-        if isinstance(e, ev.TryCompleteElseWatch):
-            exp_of[e.op] = e.now + e.delay
-        elif isinstance(e, ev.Complete):
-            count[e.op] = count.get(e.op, 0) + 1
-            last[e.op] = e
-            if count[e.op] == 2:
-                out.append(f"exactly-once: op{e.op} completed twice")
-        elif isinstance(e, ev.Expire):
-            c = last.get(e.op)
-            if c is None or c.via != "expire":
-                out.append(f"expiration: onExpiration(op{e.op}) without the timer completing it")
-            if e.op in exp_of and e.now < prof.earliest(exp_of[e.op]):
-                out.append(f"expiration: op{e.op} expired at {e.now} before its window")
-    return out
+    return check_completions(events, profile(KAFKA, tick_ms))
 
 
 # --------------------------------------------------------------------------------- scheduled facades
 
 
 def drive(scenario: Any, chooser: Any, make_facade: Callable[[], Any]) -> tuple[Any, list[Operation], list[ev.Event]]:
-    """Run a :class:`wheelspec.reference.interleave.Scenario` on a thread-safe facade under the
+    """Drive a :class:`wheelspec.reference.interleave.ConcurrentScenario` on a thread-safe facade under the
     deterministic scheduler, at the facade's own granularity: each call is one atomic step (the
     facade serializes whole calls under its lock, so these are all its interleavings).
 
@@ -271,13 +258,17 @@ def drive(scenario: Any, chooser: Any, make_facade: Callable[[], Any]) -> tuple[
     known_tasks = {o.input.task for o in rec.history if isinstance(o.input, ops.AddTask)}
     holder: list[Any] = []
 
+    def present(ids: set[int], i: int) -> Callable[[], bool]:
+        """The scheduler's predicate "``i`` is in ``ids``" (read whenever the scheduler asks)."""
+        return lambda: i in ids
+
     def body_for(program: Any) -> Callable[[Any], Any]:
         def body(ctx: Any) -> Any:
             for op in program:
                 if isinstance(op, (ops.SetCompletable, ops.ForceComplete)):
-                    yield WaitUntil(lambda o=op.op: o in known_ops, f"wait for op{op.op} to be watched")
+                    yield WaitUntil(present(known_ops, op.op), f"wait for op{op.op} to be watched")
                 elif isinstance(op, ops.CancelTask):
-                    yield WaitUntil(lambda t=op.task: t in known_tasks, f"wait for task {op.task} to be added")
+                    yield WaitUntil(present(known_tasks, op.task), f"wait for task {op.task} to be added")
                 yield Step(f"{op.kind}")
                 # the whole call in one step; stamp with the scheduler's clock
                 rec.clock = itertools.count(holder[0].clock * 2)

@@ -250,7 +250,7 @@ class Projected:
 
 # task state: (pending, exp);  op state: (watched, completable, completed, live keys)
 _TASK0 = (False, None)
-_OP0 = (False, False, False, frozenset())
+_OP0: tuple[bool, bool, bool, frozenset[ops.Key]] = (False, False, False, frozenset())
 
 
 def _wheelspec_partition(history: Sequence[Operation]) -> list[tuple[str, list[Operation]]]:

@@ -25,18 +25,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wheelspec.spec import properties
 from wheelspec.spec.errors import UserError
+from wheelspec.spec.profiles import KAFKA, STRICT, STRICT_GT
 
-#: the matrix's property columns, in order
-COLUMNS = ("early bound", "late bound", "exactly once", "cancel respected", "same-tick order",
-           "delay <= 0", "huge delay")
+#: the matrix's property columns, in order: aliases declared in the property registry, each
+#: showing some properties (:data:`wheelspec.spec.properties.MATRIX_COLUMNS`)
+COLUMNS = properties.column_names()
 
 #: checker / runner property -> matrix column (``expected`` failures are mapped by scenario)
-PROP_COLUMN = {
-    "no-early-fire": "early bound", "late-fire": "late bound", "no-lost-task": "late bound",
-    "fire-once": "exactly once", "no-fire-after-cancel": "cancel respected", "cancel-result": "cancel respected",
-    "accepted-invalid": "huge delay", "refused-valid": "huge delay",
-}
+PROP_COLUMN = properties.columns_by_property(properties.HISTORY, properties.RUN)
 #: scenario name fragment -> column, for ``expected`` / ``oracle`` / ``size`` failures
 SCENARIO_COLUMN = (("same-tick", "same-tick order"), ("order", "same-tick order"), ("delay-zero", "delay <= 0"),
                    ("nonpositive", "delay <= 0"), ("largest-delay", "huge delay"), ("huge", "huge delay"),
@@ -51,12 +49,12 @@ RT_TICK = {"netty-tick10": ("netty", 10)}
 
 
 def virtual_factory(name: str) -> Callable[[], Any]:
-    from wheelspec.conformance.adapters import base as adapters
+    from wheelspec.conformance import adapters
 
     if name == "reference":
-        return lambda: adapters.reference_adapter("kafka")
+        return lambda: adapters.reference_adapter(KAFKA)
     if name == "reference-mock":
-        return lambda: adapters.reference_adapter("strict-gt")
+        return lambda: adapters.reference_adapter(STRICT_GT)
     if name == "optimized":
         return adapters.optimized_adapter
     if name == "stdlib-sched":
@@ -92,28 +90,31 @@ def probes() -> list[Any]:
                [(ops.AddTask(1, 10), None), (ops.AddTask(2, 10), None), (ops.AddTask(3, 10), None),
                 (ops.AddTask(4, 10), None), (ops.AdvanceTo(4), None), (ops.AddTask(5, 6), None),
                 (ops.AddTask(6, 6), None), (ops.AddTask(7, 6), None), (ops.AddTask(8, 6), None),
-                (ops.AdvanceTo(10), {"kafka": {"fired": [1, 2, 3, 4, 5, 6, 7, 8]}, "strict": {"fired": [1, 2, 3, 4, 5, 6, 7, 8]},
-                                     "strict-gt": {"fired": []}}),
+                (ops.AdvanceTo(10), {KAFKA: {"fired": [1, 2, 3, 4, 5, 6, 7, 8]},
+                                     STRICT: {"fired": [1, 2, 3, 4, 5, 6, 7, 8]},
+                                     STRICT_GT: {"fired": []}}),
                 # Kafka's MockTimer (strict-gt) is a priority queue by expiration: ties unspecified
-                (ops.AdvanceTo(11), {"kafka": {"fired": []}, "strict": {"fired": []},
-                                     "strict-gt": {"fired_set": [1, 2, 3, 4, 5, 6, 7, 8]}})])
+                (ops.AdvanceTo(11), {KAFKA: {"fired": []}, STRICT: {"fired": []},
+                                     STRICT_GT: {"fired_set": [1, 2, 3, 4, 5, 6, 7, 8]}})])
     nonpos = sc("delay-nonpositive", "Delays 0 and -5 at clock 100: fired inside add (strict-gt), or at the "
                 "next advance even by 0 (kafka, strict).", Config(1, 20, 100, 1000),
-                [(ops.AddTask(1, 0), {"strict-gt": {"fired": [1]}, "kafka": {"fired": [1]}, "strict": {"fired": []}}),
-                 (ops.AddTask(2, -5), {"strict-gt": {"fired": [2]}, "kafka": {"fired": [2]}, "strict": {"fired": []}}),
-                 (ops.AdvanceTo(100), {"strict-gt": {"fired": []}, "kafka": {"fired": []}, "strict": {"fired_set": [1, 2]}})])
+                [(ops.AddTask(1, 0), {STRICT_GT: {"fired": [1]}, KAFKA: {"fired": [1]}, STRICT: {"fired": []}}),
+                 (ops.AddTask(2, -5), {STRICT_GT: {"fired": [2]}, KAFKA: {"fired": [2]}, STRICT: {"fired": []}}),
+                 (ops.AdvanceTo(100), {STRICT_GT: {"fired": []}, KAFKA: {"fired": []}, STRICT: {"fired_set": [1, 2]}})])
     huge = sc("huge-delay", "The largest allowed delay fires exactly at its expiration (strict, kafka) or one "
               "past it (strict-gt), not before.", Config(1, 20, 0, 1000),
               [(ops.AddTask(1, MAX_DELAY_MS), {"result": MAX_DELAY_MS}),
                (ops.AdvanceTo(MAX_DELAY_MS - 1), {"fired": []}),
-               (ops.AdvanceTo(MAX_DELAY_MS), {"kafka": {"fired": [1]}, "strict": {"fired": [1]}, "strict-gt": {"fired": []}}),
-               (ops.AdvanceTo(MAX_DELAY_MS + 1), {"kafka": {"fired": []}, "strict": {"fired": []}, "strict-gt": {"fired": [1]}})])
+               (ops.AdvanceTo(MAX_DELAY_MS),
+                {KAFKA: {"fired": [1]}, STRICT: {"fired": [1]}, STRICT_GT: {"fired": []}}),
+               (ops.AdvanceTo(MAX_DELAY_MS + 1),
+                {KAFKA: {"fired": []}, STRICT: {"fired": []}, STRICT_GT: {"fired": [1]}})])
     early = sc("early-bound-tick-10", "Expirations 15 and 19 at tick 10: a kafka wheel runs both at 10 (up to "
                "tick - 1 ms early); a strict timer runs 15 at 15 and 19 at 19.", Config(10, 20, 0, 1000),
                [(ops.AddTask(1, 15), None), (ops.AddTask(2, 19), None),
-                (ops.AdvanceTo(10), {"kafka": {"fired": [1, 2]}, "strict": {"fired": []}, "strict-gt": {"fired": []}}),
-                (ops.AdvanceTo(15), {"kafka": {"fired": []}, "strict": {"fired": [1]}, "strict-gt": {"fired": []}}),
-                (ops.AdvanceTo(19), {"kafka": {"fired": []}, "strict": {"fired": [2]}, "strict-gt": {"fired": [1]}})])
+                (ops.AdvanceTo(10), {KAFKA: {"fired": [1, 2]}, STRICT: {"fired": []}, STRICT_GT: {"fired": []}}),
+                (ops.AdvanceTo(15), {KAFKA: {"fired": []}, STRICT: {"fired": [1]}, STRICT_GT: {"fired": []}}),
+                (ops.AdvanceTo(19), {KAFKA: {"fired": []}, STRICT: {"fired": [2]}, STRICT_GT: {"fired": [1]}})])
     return [order, nonpos, huge, early]
 
 
@@ -154,7 +155,10 @@ def _column_of(prop: str, scenario: str) -> str:
 def _observed(scenario: str, run: Any) -> dict[str, str]:
     """Short notes of what a probe saw (the behaviour, pass or fail)."""
     steps = run.steps
-    fired = lambda i: [e.task for e in steps[i].response.events if hasattr(e, "task")]  # noqa: E731
+
+    def fired(i: int) -> list[int]:
+        return [e.task for e in steps[i].response.events if hasattr(e, "task")]
+
     if scenario == "probe/delay-nonpositive" and len(steps) == 3:
         if fired(0) or fired(1):
             return {"delay <= 0": "runs inside add"}
@@ -164,7 +168,8 @@ def _observed(scenario: str, run: Any) -> dict[str, str]:
         return {"same-tick order": "first in, first out" if order == sorted(order) else f"ran {order}"}
     if scenario == "timer/largest-delay-and-one-past" and len(steps) > 1:
         r = steps[1].response
-        return {"huge delay": "refuses delay 2^40 (range)" if r.error else "accepts delay 2^40 (beyond wheelspec's range)"}
+        return {"huge delay": "refuses delay 2^40 (range)" if r.error
+                else "accepts delay 2^40 (beyond wheelspec's range)"}
     return {}
 
 
@@ -251,11 +256,12 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
             account(run, failures, f"timer seed {seed}", cx)
         progress(f"{name}: {schedules} campaign schedules done")
         notes = {"early bound": "never early" if early_max <= 0 else f"early by up to {early_max} ms", **behaviour}
-        if caps.profile != "strict-gt" and behaviour.get("same-tick order", "first in").startswith("ran"):
+        if profile(caps.profile).fifo_ties and behaviour.get("same-tick order", "first in").startswith("ran"):
             cells["same-tick order"] = "FAIL"  # even when an earlier symptom was the primary one
         failed_seeds = sum(1 for f in fails if f.startswith("timer seed"))
         if failed_seeds > MAX_SHRUNK:
-            fails.append(f"(campaign: {failed_seeds} of {schedules} seeds failed; the first {MAX_SHRUNK} were shrunk and saved)")
+            fails.append(f"(campaign: {failed_seeds} of {schedules} seeds failed; "
+                         f"the first {MAX_SHRUNK} were shrunk and saved)")
         return Row(name, hello.version, "virtual", caps.profile, cells, notes,
                    [p for p in PROFILE_NAMES if satisfied[p]], fails, cxs, n_runs, n_ops, time.perf_counter() - t0)
     finally:
@@ -281,9 +287,7 @@ def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Pat
     finally:
         adapter.close()
     status = rep.prop_status()
-    col_of = {"early": "early bound", "late": "late bound", "exactly-once": "exactly once",
-              "cancel": "cancel respected", "order": "same-tick order", "delay<=0": "delay <= 0",
-              "huge-delay": "huge delay"}
+    col_of = properties.columns_by_property(properties.REALTIME)
     cells = {col_of[p]: ("FAIL" if s == "fail" else s) for p, s in status.items()}
     late = rt.percentiles(rep.lateness_us)
     nonpos = rt.percentiles([x for v in rep.verdicts for x in v.nonpositive_us])

@@ -28,6 +28,15 @@ declares "never early", ``kafka`` declares "early by at most tick - 1 ms"):
 ``delay<=0``      a non-positive delay fires (once, after the add, within the late bound of the add);
 ``huge-delay``    delays of 2^40-1 ms and Long.MAX ms are accepted and do not fire in the run.
 
+The names are registered in :mod:`wheelspec.spec.properties` (judge ``realtime``), each with the
+history properties it restates; failures are :class:`~wheelspec.spec.findings.Finding` s.  Why a
+second judge of "never early", "exactly once" and "cancel respected" beside the history checker
+(:func:`wheelspec.spec.checker.check_history`): a real-time run has no history of clock readings
+to judge.  Its times are microseconds on the wall clock, an ``add``'s deadline is only bounded
+from below by its stamp, lateness is allowed up to the declared resolution plus a slack for a
+loaded machine, and a fire names the add that scheduled it instead of sitting in a request's
+window; the history checker's exact, sequential rules would call scheduling noise a violation.
+
 Stability on a loaded 2-core machine: delays are tens of milliseconds, a run holds a few hundred
 tasks and lasts well under a second; the late bound is generous (``slack_ms``, 250 ms by default)
 while the early bound is exact, because being early is a logic error and being late is mostly
@@ -49,8 +58,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
+from wheelspec.spec import properties
 from wheelspec.spec.errors import UserError
+from wheelspec.spec.findings import Finding
 from wheelspec.spec.limits import MAX_DELAY_MS
+from wheelspec.spec.profiles import STRICT, behaviour
 
 FORMAT_VERSION = 1
 #: the runner's allowance for scheduling noise on top of the declared resolution
@@ -58,7 +70,8 @@ DEFAULT_SLACK_MS = 250
 #: Java's Long.MAX_VALUE: Netty clamps deadlines that overflow
 LONG_MAX = 2**63 - 1
 HUGE_DELAYS = (MAX_DELAY_MS, LONG_MAX)
-PROPS = ("early", "late", "exactly-once", "cancel", "order", "delay<=0", "huge-delay")
+#: the properties judged, in report order (registered in :mod:`wheelspec.spec.properties`)
+PROPS = properties.names(properties.REALTIME)
 
 
 # ------------------------------------------------------------------ schedules ------------------
@@ -98,7 +111,8 @@ def load_schedule(path: str | Path) -> RtSchedule:
     if not isinstance(ops, list):
         raise UserError(f"{where}: \"ops\" must be a list")
     for i, op in enumerate(ops):
-        if not isinstance(op, dict) or op.get("kind") not in ("add", "cancel", "size") or not isinstance(op.get("at"), int):
+        if (not isinstance(op, dict) or op.get("kind") not in ("add", "cancel", "size")
+                or not isinstance(op.get("at"), int)):
             raise UserError(f"{where}: ops[{i}] must be {{\"at\": ms, \"kind\": add|cancel|size, ...}}, got {op!r}")
         if op["kind"] == "add" and not (isinstance(op.get("task"), int) and isinstance(op.get("delay"), int)):
             raise UserError(f"{where}: ops[{i}]: an add needs integer \"task\" and \"delay\"")
@@ -135,7 +149,8 @@ def generate(seed: int, *, tasks: int = 150, tick_ms: int = 1, wheel_size: int =
         elif c < 0.25:  # cancel well after it (must report false)
             ops.append({"at": at + max(delay, 0) + 40 + r.randrange(0, 20), "kind": "cancel", "task": task})
         elif c < 0.30 and delay > 20:  # re-add before it fires
-            ops.append({"at": at + r.randrange(0, delay // 2), "kind": "add", "task": task, "delay": r.randrange(1, 40)})
+            ops.append({"at": at + r.randrange(0, delay // 2), "kind": "add", "task": task,
+                        "delay": r.randrange(1, 40)})
         task += 1
     for i, delay in enumerate(HUGE_DELAYS):
         ops.append({"at": r.randrange(0, 60), "kind": "add", "task": tasks + i, "delay": delay})
@@ -252,8 +267,16 @@ class AsyncioRealtimeAdapter:
         async def main() -> None:
             loop = asyncio.get_running_loop()
             t0 = time.monotonic_ns()
-            us = lambda: (time.monotonic_ns() - t0) // 1000  # noqa: E731
+
+            def us() -> int:
+                return (time.monotonic_ns() - t0) // 1000
+
             live: dict[int, tuple[int, asyncio.TimerHandle]] = {}
+
+            def on_fire(t: int, s: int) -> None:
+                fires.append((t, s, us()))
+                live.pop(t, None)
+
             seq = 0
             for op in schedule.ops:
                 wait = t0 / 1e9 + op["at"] / 1000 - time.monotonic()
@@ -263,13 +286,14 @@ class AsyncioRealtimeAdapter:
                     old = live.pop(op["task"], None)
                     res = None
                     if old is not None:  # asyncio's cancel returns nothing: pending = not yet run
-                        res = not old[1].cancelled() and old[1] in loop._scheduled  # type: ignore[attr-defined]
+                        res = (not old[1].cancelled()
+                               and old[1] in loop._scheduled)  # type: ignore[attr-defined]  # asyncio's private heap
                         old[1].cancel()
                     s, task = seq, op["task"]
                     seq += 1
                     op_us.append(us())
                     delay = min(op["delay"], 10**9) / 1000  # asyncio accepts any float; keep it finite
-                    h = loop.call_later(delay, lambda t=task, s=s: (fires.append((t, s, us())), live.pop(t, None)))
+                    h = loop.call_later(delay, on_fire, task, s)
                     live[task] = (s, h)
                     results.append(res)
                 elif op["kind"] == "cancel":
@@ -295,30 +319,21 @@ class AsyncioRealtimeAdapter:
 
 def resolve(impl: str) -> RealtimeAdapter:
     if impl == "netty":
-        return SubprocessRealtimeAdapter(netty_command())  # type: ignore[return-value]
+        return SubprocessRealtimeAdapter(netty_command())
     if impl == "asyncio-live":
         return AsyncioRealtimeAdapter()
     if impl.startswith("cmd:"):
         import shlex
 
-        return SubprocessRealtimeAdapter(shlex.split(impl[4:]))  # type: ignore[return-value]
+        return SubprocessRealtimeAdapter(shlex.split(impl[4:]))
     raise UserError(f"--impl {impl!r}: real-time implementations are netty, asyncio-live or cmd:COMMAND")
 
 
 # ------------------------------------------------------------------ judging --------------------
 @dataclasses.dataclass
-class RtFailure:
-    prop: str
-    message: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"prop": self.prop, "message": self.message}
-
-
-@dataclasses.dataclass
 class RtVerdict:
     schedule: RtSchedule
-    failures: list[RtFailure]
+    failures: list[Finding]  # no location beyond the message: JSON {"prop", "message"}
     lateness_us: list[int]      # fire - exp for every fire of a delay > 0 schedule
     nonpositive_us: list[int]   # fire - add stamp for delay <= 0 schedules
     fires: int
@@ -329,16 +344,17 @@ class RtVerdict:
         return not self.failures
 
 
-def judge_outcome(schedule: RtSchedule, out: RtOutcome, *, profile: str = "strict", resolution_ms: int = 1,
+def judge_outcome(schedule: RtSchedule, out: RtOutcome, *, profile: str = STRICT, resolution_ms: int = 1,
                   slack_ms: int = DEFAULT_SLACK_MS) -> RtVerdict:
-    """Judge one run (module doc).  ``exp`` of a schedule is its add's stamp plus its delay."""
-    early_us = 0 if profile == "strict" else (resolution_ms - 1) * 1000
+    """Judge one run (module doc).  ``exp`` of a schedule is its add's stamp plus its delay.
+    A profile whose firing window is a tick (kafka) may fire up to ``resolution_ms - 1`` ms early."""
+    early_us = (resolution_ms - 1) * 1000 if behaviour(profile).uses_tick else 0
     late_us = (resolution_ms + slack_ms) * 1000
     end_us = schedule.run_ms * 1000
     adds: list[dict[str, Any]] = []  # per seq
     live: dict[int, int] = {}        # task -> seq
     checked = {p: 0 for p in PROPS}
-    failures: list[RtFailure] = []
+    failures: list[Finding] = []
     for i, op in enumerate(schedule.ops):
         t, res = out.op_us[i], out.results[i]
         if op["kind"] == "add":
@@ -353,7 +369,7 @@ def judge_outcome(schedule: RtSchedule, out: RtOutcome, *, profile: str = "stric
     fires_by_seq: dict[int, list[int]] = {}
     for task, seq, t in out.fires:
         if not 0 <= seq < len(adds) or adds[seq]["task"] != task:
-            failures.append(RtFailure("exactly-once", f"a fire of task {task} names add #{seq}, which did not add it"))
+            failures.append(Finding("exactly-once", f"a fire of task {task} names add #{seq}, which did not add it"))
             continue
         fires_by_seq.setdefault(seq, []).append(t)
     lateness, nonpos = [], []
@@ -365,48 +381,48 @@ def judge_outcome(schedule: RtSchedule, out: RtOutcome, *, profile: str = "stric
         if huge:
             checked["huge-delay"] += 1
             if got:
-                failures.append(RtFailure("huge-delay", f"{what} fired at {got[0] / 1000:.3f} ms"))
+                failures.append(Finding("huge-delay", f"{what} fired at {got[0] / 1000:.3f} ms"))
             if ended and ended[0] == "cancelled" and ended[2] is not True:
-                failures.append(RtFailure("huge-delay", f"{what}: its cancel returned {ended[2]!r}, "
-                                                        f"the timeout should still be pending"))
+                failures.append(Finding("huge-delay", f"{what}: its cancel returned {ended[2]!r}, "
+                                                      f"the timeout should still be pending"))
             continue
         checked["exactly-once"] += 1
         if len(got) > 1:
-            failures.append(RtFailure("exactly-once", f"{what} fired {len(got)} times"))
+            failures.append(Finding("exactly-once", f"{what} fired {len(got)} times"))
         if ended is not None:
             checked["cancel"] += 1
             kind, t_end, res = ended
             if res is True and got:
-                failures.append(RtFailure("cancel", f"{what} fired at {got[0] / 1000:.3f} ms although it was "
-                                                    f"{kind} at {t_end / 1000:.3f} ms (the cancel returned true)"))
+                failures.append(Finding("cancel", f"{what} fired at {got[0] / 1000:.3f} ms although it was "
+                                                  f"{kind} at {t_end / 1000:.3f} ms (the cancel returned true)"))
             if res is False and not got:
-                failures.append(RtFailure("cancel", f"{what}: {kind} at {t_end / 1000:.3f} ms reported it no longer "
-                                                    f"pending, yet it never fired"))
+                failures.append(Finding("cancel", f"{what}: {kind} at {t_end / 1000:.3f} ms reported it no longer "
+                                                  f"pending, yet it never fired"))
             if res is not None or got:
                 pass
         elif not got:
-            failures.append(RtFailure("exactly-once", f"{what} never fired (deadline {a['exp'] / 1000:.3f} ms, "
-                                                      f"run ended at {end_us / 1000:.0f} ms)"))
+            failures.append(Finding("exactly-once", f"{what} never fired (deadline {a['exp'] / 1000:.3f} ms, "
+                                                    f"run ended at {end_us / 1000:.0f} ms)"))
         for t in got[:1]:
             if a["delay"] <= 0:
                 checked["delay<=0"] += 1
                 nonpos.append(t - a["t"])
                 if t < a["t"]:
-                    failures.append(RtFailure("delay<=0", f"{what} fired before it was added"))
+                    failures.append(Finding("delay<=0", f"{what} fired before it was added"))
                 if t - a["t"] > late_us:
-                    failures.append(RtFailure("delay<=0", f"{what} fired {(t - a['t']) / 1000:.3f} ms after its add "
-                                                          f"(bound {late_us / 1000:.0f} ms)"))
+                    failures.append(Finding("delay<=0", f"{what} fired {(t - a['t']) / 1000:.3f} ms after its add "
+                                                        f"(bound {late_us / 1000:.0f} ms)"))
                 continue
             checked["early"] += 1
             checked["late"] += 1
             lateness.append(t - a["exp"])
             if t < a["exp"] - early_us:
-                failures.append(RtFailure("early", f"{what} fired at {t / 1000:.3f} ms, "
-                                                   f"{(a['exp'] - t) / 1000:.3f} ms before its deadline "
-                                                   f"(declared early bound {early_us / 1000:g} ms)"))
+                failures.append(Finding("early", f"{what} fired at {t / 1000:.3f} ms, "
+                                                 f"{(a['exp'] - t) / 1000:.3f} ms before its deadline "
+                                                 f"(declared early bound {early_us / 1000:g} ms)"))
             if t > a["exp"] + late_us:
-                failures.append(RtFailure("late", f"{what} fired {(t - a['exp']) / 1000:.3f} ms late "
-                                                  f"(bound: resolution {resolution_ms} + slack {slack_ms} ms)"))
+                failures.append(Finding("late", f"{what} fired {(t - a['exp']) / 1000:.3f} ms late "
+                                                f"(bound: resolution {resolution_ms} + slack {slack_ms} ms)"))
     # same-instant, same-delay adds (bursts) must fire in add order
     groups: dict[tuple[int, int], list[int]] = {}
     for seq, a in enumerate(adds):
@@ -421,8 +437,8 @@ def judge_outcome(schedule: RtSchedule, out: RtOutcome, *, profile: str = "stric
         ran = sorted(seqs, key=pos.__getitem__)
         if ran != seqs:
             tasks = [adds[s]["task"] for s in ran]
-            failures.append(RtFailure("order", f"tasks added together at {at} ms with delay {delay} ms ran as "
-                                               f"{tasks}, not in add order {[adds[s]['task'] for s in seqs]}"))
+            failures.append(Finding("order", f"tasks added together at {at} ms with delay {delay} ms ran as "
+                                             f"{tasks}, not in add order {[adds[s]['task'] for s in seqs]}"))
     return RtVerdict(schedule, failures, lateness, nonpos, len(out.fires), checked)
 
 
@@ -431,7 +447,10 @@ def percentiles(values: Sequence[int]) -> dict[str, float]:
     if not values:
         return {"n": 0}
     v = sorted(values)
-    q = lambda p: v[min(len(v) - 1, int(round(p * (len(v) - 1))))] / 1000  # noqa: E731
+
+    def q(p: float) -> float:
+        return v[min(len(v) - 1, int(round(p * (len(v) - 1))))] / 1000
+
     return {"n": len(v), "min": v[0] / 1000, "p50": q(0.5), "p99": q(0.99), "max": v[-1] / 1000,
             "mean": statistics.fmean(v) / 1000}
 

@@ -31,9 +31,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from wheelspec.spec import events as ev
-from wheelspec.spec.history import History
-
 from wheelspec.spec.errors import UserError
+from wheelspec.spec.events import CAUSED_KINDS
+from wheelspec.spec.history import History
+from wheelspec.spec.profiles import KAFKA, behaviour
 
 FORMAT_VERSION = 1
 
@@ -82,7 +83,6 @@ VERDICT_SCHEMA = pa.schema([
     pa.field("shape", pa.string()),                  # failure class: "<prop>:<op kinds of the shrunk case>"
 ], metadata={b"wheelspec.verdicts": str(FORMAT_VERSION).encode()})
 
-CAUSED_KINDS = ("fire", "complete", "expire", "purge")
 EVENT_KINDS = tuple(ev.EVENTS)
 
 
@@ -135,7 +135,7 @@ def _event_row(e: Any) -> dict[str, Any]:
     return r
 
 
-def history_rows(history: Iterable[Any], *, run: str, impl: str = "", profile: str = "kafka",
+def history_rows(history: Iterable[Any], *, run: str, impl: str = "", profile: str = KAFKA,
                  tick_ms: int = 1, wheel_size: int | None = None, seed: int | None = None,
                  thread: int = 0) -> list[dict[str, Any]]:
     """Rows of one history.  Fire rows get their schedule's ``delay`` and complete/expire rows
@@ -238,9 +238,9 @@ def table_to_histories(table: pa.Table, source: str = "<trace>") -> dict[str, Hi
 
 
 # ------------------------------------------------------------------ files ----------------------
-def check_required(columns: object, source: str) -> None:
+def check_required(columns: Iterable[str], source: str) -> None:
     """Raise a one-line :class:`UserError` naming the first required column ``columns`` lacks."""
-    have = set(columns)  # type: ignore[call-overload]
+    have = set(columns)
     for c in REQUIRED:
         if c not in have:
             raise UserError(f"{source}: the trace has no column {c!r} (required: {', '.join(REQUIRED)})")
@@ -336,10 +336,10 @@ class TraceWriter:
                      profile: str) -> None:
         """One campaign schedule's run, named ``<impl>/<kind>/<seed>`` (what ``wheelspec check
         --trace-out`` and ``wheelspec campaign --trace-out`` record).  The analysis places fire
-        windows by tick under the kafka profile only; the others fire on exact expirations, so
-        their runs are recorded with tick 1."""
+        windows by tick only under a profile that ``uses_tick`` (kafka); the others fire on exact
+        expirations, so their runs are recorded with tick 1."""
         self.add(history, run=f"{impl}/{kind}/{seed}", impl=impl, profile=profile,
-                 tick_ms=config.tick_ms if profile == "kafka" else 1, wheel_size=config.wheel_size, seed=seed)
+                 tick_ms=config.tick_ms if behaviour(profile).uses_tick else 1, wheel_size=config.wheel_size, seed=seed)
 
     def flush(self) -> None:
         if not self._rows:
@@ -359,7 +359,7 @@ class TraceWriter:
             self._writer.close()
         return self.path
 
-    def __enter__(self) -> "TraceWriter":
+    def __enter__(self) -> TraceWriter:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -84,7 +84,8 @@ def render(result: dict[str, Any], images: dict[str, bytes], title: str = "wheel
     props = result["properties"]
     verdict = "all judged properties hold" if result["ok"] else "VIOLATIONS FOUND"
     prop_rows = [{"property": p, "violations": v["violations"] if v.get("judged", True) else "not judged",
-                  **({"by profile": ", ".join(f"{k}: {n}" for k, n in v["by_profile"].items())} if "by_profile" in v else {})}
+                  **({"by profile": ", ".join(f"{k}: {n}" for k, n in v["by_profile"].items())}
+                     if "by_profile" in v else {})}
                  for p, v in props.items()]
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class='verdict {'ok' if result['ok'] else 'bad'}'>{result['rows']} rows, {result['runs']} runs, "

@@ -15,16 +15,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from wheelspec.conformance.traces.rules import CAUSED, PROFILES, THROUGHPUT_BUCKETS, VIAS, finish, level_thresholds
-from wheelspec.spec.errors import UserError
 from wheelspec.conformance.traces.format import EVENT_KINDS, conform
+from wheelspec.conformance.traces.rules import CAUSED, PROFILES, THROUGHPUT_BUCKETS, finish, level_thresholds
+from wheelspec.spec.errors import UserError
+from wheelspec.spec.events import VIAS
+from wheelspec.spec.profiles import KAFKA, behaviour
 
 K = {k: i for i, k in enumerate(EVENT_KINDS)}
 ADD, FIRE, CANCEL, ADV = K["add"], K["fire"], K["cancel"], K["advance"]
 COMPLETE, EXPIRE, WATCH, SETC = K["complete"], K["expire"], K["watch"], K["set_completable"]
 CHECK, CFK, FORCE = K["check"], K["cancel_for_key"], K["force_complete"]
-P = {p: i for i, p in enumerate(PROFILES)}
-KAFKA, STRICT, GT = P["kafka"], P["strict"], P["strict-gt"]
+# What each profile (by its code, the index in PROFILES) does, as lookup tables on the codes:
+# the analysis asks these, never a profile's name (wheelspec.spec.profiles.Behaviour).
+USES_TICK = np.array([behaviour(p).uses_tick for p in PROFILES])
+STRICTLY_AFTER = np.array([behaviour(p).needs_strictly_after for p in PROFILES], np.int64)
+INSIDE_ADD = np.array([behaviour(p).fires_inside_add for p in PROFILES])
 
 
 # ------------------------------------------------------------------ small tools -----------------
@@ -107,7 +112,7 @@ def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _earliest(exp: np.ndarray, prof: np.ndarray, tick: np.ndarray) -> np.ndarray:
     """profile.earliest(exp) per row (spec.profiles)."""
-    return np.where(prof == KAFKA, (exp // tick) * tick, np.where(prof == STRICT, exp, exp + 1))
+    return np.where(USES_TICK[prof], (exp // tick) * tick, exp + STRICTLY_AFTER[prof])
 
 
 def _pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
@@ -154,7 +159,7 @@ class _Rows:
         flag = table.column("flag").combine_chunks()
         self.flag_ok = ~flag.is_null().to_numpy(zero_copy_only=False)[order]
         self.flag = pc.fill_null(flag, False).to_numpy(zero_copy_only=False)[order]
-        self.prof = _codes(table.column("profile"), PROFILES, "profile", null_as="kafka")[0][order]
+        self.prof = _codes(table.column("profile"), PROFILES, "profile", null_as=KAFKA)[0][order]
         self.tick = _ints(table.column("tick_ms"), 1)[0][order]
         if n and self.tick.min() < 1:
             raise UserError(f"trace column 'tick_ms' has a value {int(self.tick.min())} < 1")
@@ -195,7 +200,7 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
     if table.num_rows == 0:
         raise UserError(f"{source}: the trace has no rows")
     R = _Rows(table)
-    viol, by_profile = judge(R, lateness_ms=lateness_ms, max_rows=max_rows)
+    viol, by_profile = judge_table(R, lateness_ms=lateness_ms, max_rows=max_rows)
     hist = lateness_histogram(R)
     kind, time, n = R.kind, R.time, R.n
 
@@ -215,8 +220,8 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
 
 
 
-def judge(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tuple[Violations, dict[str, int]]:
-    """Every property of :mod:`.analyze_rules` over the rows of ``R`` (any number of whole runs):
+def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tuple[Violations, dict[str, int]]:
+    """Every property of :mod:`.rules` over the rows of ``R`` (any number of whole runs):
     per property the violation count and the first ``max_rows`` violating rows (by run, seq), and
     the good fires each profile would call early.  Runs never interact, so the Spark engine calls
     this on each partition of a dataset partitioned by run and adds the results up."""
@@ -237,7 +242,7 @@ def judge(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tu
     rq = np.where(req_ok, req, 0)
     prev_adv = _ffill(kind == ADV, R.run_start, inclusive=False)
     last_adv_of_run = _ffill(kind == ADV, R.run_start)[R.run_end - 1]   # per row: its run's last advance
-    gt = R.prof == GT
+    gt = INSIDE_ADD[R.prof]   # delay <= 0 runs inside add / watch, with no entry (MockTimer)
 
     # ---- well-formed ----------------------------------------------------------------------------
     wf = [np.flatnonzero(~first_in_run & (time < np.r_[time[:1], time[:-1]]))]
@@ -301,9 +306,13 @@ def judge(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tu
     report("no-fire-after-cancel", Q[after_cancel])
     early = good & (t_ < _earliest(dl, prof_, tick_))
     report("no-early-fire", Q[early])
-    by_profile = {"kafka": int(np.count_nonzero(good & (t_ < (dl // tick_) * tick_))),
-                  "strict": int(np.count_nonzero(good & (t_ < dl))),
-                  "strict-gt": int(np.count_nonzero(good & (t_ <= dl) & ~in_add0))}
+    by_profile = {}
+    for code, name in enumerate(PROFILES):  # the good fires each profile would call early
+        as_p = np.full(m, code)
+        would = good & (t_ < _earliest(dl, as_p, tick_))
+        if INSIDE_ADD[code]:
+            would &= ~in_add0
+        by_profile[name] = int(np.count_nonzero(would))
     if lateness_ms is not None:
         report("late-fire", Q[good & (t_ - dl > lateness_ms)])
     cancel = (k_ == CANCEL) & R.flag_ok[Q]
@@ -359,7 +368,8 @@ def judge(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20) -> tu
     in_watch0 = (req_ok[c_first] & (kind[rc] == WATCH) & R.id_ok[rc] & (R.id[rc] == R.id[c_first]) & R.delay_ok[rc]
                  & (R.delay[rc] <= 0))
     ce = is_cexp[c_first] & R.dl_ok[c_first]
-    early_exp = ce & (time[c_first] < _earliest(R.dl[c_first], R.prof[c_first], R.tick[c_first])) & ~(gt[c_first] & in_watch0)
+    early_exp = (ce & (time[c_first] < _earliest(R.dl[c_first], R.prof[c_first], R.tick[c_first]))
+                 & ~(gt[c_first] & in_watch0))
     report("no-early-expire", c_first[early_exp])
 
     def completed_in(label: str) -> np.ndarray:
@@ -474,12 +484,12 @@ def _lost_operations(R: _Rows, report: Any, first_done: np.ndarray, prev_adv: np
     w = w[(fd < 0) | (fd > w)]          # still on the timer after its watch
     if w.size == 0:
         return
-    gt = R.prof[w] == GT
+    gt = INSIDE_ADD[R.prof[w]]
     nonpos = gt & (R.delay[w] <= 0)
     out = [w[nonpos]]
     fd = first_done[w]
     end = np.where(fd >= 0, fd, -1)
-    f = np.flatnonzero((kind == CFK))
+    f = np.flatnonzero(kind == CFK)
     if f.size:
         F = _keys_table(R, f, "ops").rename_columns(["r", "op", "fpos"])
         Wt = pa.table({"r": R.r[w], "op": R.id[w], "pos": w})

@@ -56,15 +56,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-PROFILES = ("kafka", "strict", "strict-gt")
-PROPERTIES = (
-    "well-formed", "no-early-fire", "late-fire", "fire-once", "no-fire-after-cancel", "no-lost-task",
-    "cancel-result", "complete-once", "expire-rule", "no-early-expire", "no-lost-operation",
-    "watch-result", "force-result", "check-count", "no-lost-wakeup",
-)
-NOT_JUDGED = ("size", "num-delayed", "cancel-for-key-result", "complete-context")
-CAUSED = ("fire", "complete", "expire", "purge")
-VIAS = ("try", "check", "expire", "force")
+from wheelspec.spec import properties
+from wheelspec.spec.events import CAUSED_KINDS
+from wheelspec.spec.limits import EXP_SPAN
+from wheelspec.spec.profiles import PROFILE_NAMES
+
+#: the profiles a trace may claim, in report order (:data:`wheelspec.spec.profiles.PROFILE_NAMES`)
+PROFILES = PROFILE_NAMES
+#: the properties the analysis judges, in report order, and those a trace cannot decide
+#: (:mod:`wheelspec.spec.properties`)
+PROPERTIES = properties.reported_by(properties.TRACE)
+NOT_JUDGED = properties.NOT_JUDGED_BY_TRACE
+#: the caused kinds (:data:`wheelspec.spec.events.CAUSED_KINDS`)
+CAUSED = CAUSED_KINDS
 ROW_COLUMNS = ("run", "seq", "kind", "id", "time", "deadline")
 THROUGHPUT_BUCKETS = 60
 MAX_LEVELS = 44  # tick * wheel^L > 2^43 for every L past this, whatever tick >= 1 and wheel >= 2
@@ -72,10 +76,11 @@ MAX_LEVELS = 44  # tick * wheel^L > 2^43 for every L past this, whatever tick >=
 
 def level_thresholds(tick: int, wheel: int) -> list[int]:
     """Delays at which a task lands one level higher: tick * wheel^L for L = 1, 2, ...
-    (level 0 holds delay < tick * wheel; Kafka's TimingWheel.add with currentTime = add time)."""
-    out = []
+    (level 0 holds delay < tick * wheel; Kafka's TimingWheel.add with currentTime = add time).
+    Past :data:`~wheelspec.spec.limits.EXP_SPAN` no accepted delay reaches a threshold."""
+    out: list[int] = []
     t = tick * wheel
-    while t <= 2**44 and len(out) < MAX_LEVELS:
+    while t <= EXP_SPAN and len(out) < MAX_LEVELS:
         out.append(t)
         t *= wheel
     return out
@@ -106,7 +111,8 @@ def finish(summary: dict[str, Any], violations: dict[str, tuple[int, list[dict[s
     props: dict[str, Any] = {}
     for p in PROPERTIES:
         n, rows = violations.get(p, (0, []))
-        entry: dict[str, Any] = {"violations": int(n), "rows": sorted(rows, key=lambda r: (r["run"], r["seq"]))[:max_rows]}
+        entry: dict[str, Any] = {"violations": int(n),
+                                 "rows": sorted(rows, key=lambda r: (r["run"], r["seq"]))[:max_rows]}
         if p == "late-fire" and lateness_ms is None:
             entry["judged"] = False
         if p == "no-early-fire":

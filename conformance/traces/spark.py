@@ -10,7 +10,7 @@ The work splits by what each part needs (docs/SPARK.md, "How the analysis runs")
 * **the order-dependent properties** (every property of the history checker: which request a
   fire belongs to, the schedule a fire matches, the last advance before a schedule ends, ...) are
   one per-run Arrow function inside the executors: the dataset is hash-partitioned by ``run``
-  once (so each partition holds whole runs) and ``mapInArrow`` runs :func:`.analyze_local.judge`
+  once (so each partition holds whole runs) and ``mapInArrow`` runs :func:`.local.judge_table`
   -- the numpy segmented-scan algorithm of the local engine -- on each partition, returning only
   violation counts, the first violating rows and per-profile early-fire counts.  Runs never
   interact, so the driver's sum of the partitions' results is the whole dataset's result, and it
@@ -27,16 +27,18 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Iterator
 from functools import partial
-from typing import Any, Iterator
+from typing import Any
 
+from wheelspec.conformance.traces.format import EVENT_KINDS, TRACE_SCHEMA
 from wheelspec.conformance.traces.rules import PROFILES, ROW_COLUMNS, THROUGHPUT_BUCKETS, finish, level_thresholds
 from wheelspec.spec.errors import UserError
-from wheelspec.conformance.traces.format import EVENT_KINDS, TRACE_SCHEMA
+from wheelspec.spec.profiles import KAFKA
 
 log = logging.getLogger(__name__)
 
-#: the columns :func:`.analyze_local.judge` reads; only these are shuffled (impl and wheel_size
+#: the columns :func:`.local.judge_table` reads; only these are shuffled (impl and wheel_size
 #: only matter to the lateness and throughput aggregations, which are SQL)
 JUDGE_COLUMNS = ("run", "seq", "kind", "time", "id", "delay", "deadline", "value", "flag", "profile", "tick_ms",
                  "label", "key", "keys", "ops")
@@ -100,18 +102,18 @@ def _lists_from_json(col: Any, typ: Any) -> Any:
 
 def judge_partition(batches: Iterator[Any], lateness_ms: int | None, max_rows: int) -> Iterator[Any]:
     """The per-partition function of ``mapInArrow``: all of a partition's rows (whole runs) as one
-    Arrow table, judged by :func:`.analyze_local.judge`; yields the violations as a few small rows
+    Arrow table, judged by :func:`.local.judge_table`; yields the violations as a few small rows
     (:data:`RESULT_DDL`).  A module-level function, so executors import it rather than unpickle it."""
     import pyarrow as pa
 
-    from wheelspec.conformance.traces.local import _Rows, judge
     from wheelspec.conformance.traces.format import conform
+    from wheelspec.conformance.traces.local import _Rows, judge_table
 
-    batches = [b for b in batches if b.num_rows]
-    if not batches:
+    chunks = [b for b in batches if b.num_rows]
+    if not chunks:
         return
-    table = pa.Table.from_batches(batches)
-    del batches
+    table = pa.Table.from_batches(chunks)
+    del chunks
     for name in LIST_COLUMNS:   # shipped as JSON text (see LIST_COLUMNS); back to lists
         i = table.schema.get_field_index(name)
         table = table.set_column(i, name, _lists_from_json(table.column(name), TRACE_SCHEMA.field(name).type))
@@ -121,7 +123,7 @@ def judge_partition(batches: Iterator[Any], lateness_ms: int | None, max_rows: i
         table = table.set_column(i, name, pa.DictionaryArray.from_arrays(codes, pa.array(vocabulary)).cast(pa.string()))
     table = conform(table, "<partition>")
     R = _Rows(table)
-    viol, by_profile = judge(R, lateness_ms=lateness_ms, max_rows=max_rows)
+    viol, by_profile = judge_table(R, lateness_ms=lateness_ms, max_rows=max_rows)
     out: dict[str, list[Any]] = {c: [] for c in ("prop", "n", *ROW_COLUMNS)}
 
     def row(prop: str, n: int | None, r: dict[str, Any] | None) -> None:
@@ -149,16 +151,17 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     from pyspark.sql import functions as F
 
     col, lit, when = F.col, F.lit, F.when
-    prof = F.coalesce("profile", lit("kafka"))
+    prof = F.coalesce("profile", lit(KAFKA))
     impl = F.coalesce("impl", lit(""))
 
     # ---- job 1: summary and validation (one aggregation) ------------------------------------------
     t0 = time.perf_counter()
     # A group-by on a few low-cardinality columns (no count-distinct: the number of runs comes from
     # job 2, whose partitions hold whole runs); the driver derives the summary from its rows.
-    tw = (col("kind") == "fire") & col("deadline").isNotNull() & col("delay").isNotNull() & col("wheel_size").isNotNull()
-    groups = (df.groupBy(col("kind"), prof.alias("prof"), impl.alias("impl"), F.coalesce("tick_ms", lit(1)).alias("tick"),
-                         when(tw, col("wheel_size")).alias("tw_wheel"))
+    tw = ((col("kind") == "fire") & col("deadline").isNotNull() & col("delay").isNotNull()
+          & col("wheel_size").isNotNull())
+    groups = (df.groupBy(col("kind"), prof.alias("prof"), impl.alias("impl"),
+                         F.coalesce("tick_ms", lit(1)).alias("tick"), when(tw, col("wheel_size")).alias("tw_wheel"))
               .agg(F.count(lit(1)).alias("rows"), F.min("time").alias("tmin"), F.max("time").alias("tmax"),
                    F.sum(col("run").isNull().cast("long") + col("seq").isNull().cast("long")
                          + col("time").isNull().cast("long")).alias("nulls"))
@@ -180,9 +183,10 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     kinds = {k: sum(int(g["rows"]) for g in groups if g["kind"] == k) for k in EVENT_KINDS}
     kinds = {k: n for k, n in kinds.items() if n}
     times = [g for g in groups if g["tmin"] is not None]
-    agg = {"tmin": min(int(g["tmin"]) for g in times), "tmax": max(int(g["tmax"]) for g in times),
-           "profs": {g["prof"] for g in groups}, "impls": {g["impl"] for g in groups},
-           "tick_wheel": {(int(g["tick"]), int(g["tw_wheel"])) for g in groups if g["tw_wheel"] is not None}}
+    agg: dict[str, Any] = {
+        "tmin": min(int(g["tmin"]) for g in times), "tmax": max(int(g["tmax"]) for g in times),
+        "profs": {g["prof"] for g in groups}, "impls": {g["impl"] for g in groups},
+        "tick_wheel": {(int(g["tick"]), int(g["tw_wheel"])) for g in groups if g["tw_wheel"] is not None}}
 
     # ---- job 2: the order-dependent properties, one numpy pass per partition of whole runs --------
     t0 = time.perf_counter()
@@ -193,7 +197,7 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
             return F.to_json(c).alias(c)
         if c in CODED_COLUMNS:
             vocabulary = CODED_COLUMNS[c]
-            expr = F.coalesce(col(c), lit("kafka")) if c == "profile" else col(c)
+            expr = F.coalesce(col(c), lit(KAFKA)) if c == "profile" else col(c)
             code = F.array(*[lit(v) for v in vocabulary])
             return (F.array_position(code, expr) - 1).cast("tinyint").alias(c)
         return col(c)

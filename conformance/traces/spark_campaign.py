@@ -13,8 +13,9 @@ verdict file ``verdicts/<kind>/range-<lo>-<hi>.parquet`` atomically (write, then
   workers change nothing but the speed.
 
 Engines: ``spark`` (``sparkContext.parallelize(ranges).map(run_range)``: a few Spark tasks per
-core, each running several ranges, Python workers on every core of ``local[*]`` or of a cluster; the output directory must then be on
-a file system every executor sees) and ``local`` (a ``multiprocessing`` pool).
+core, each running several ranges, Python workers on every core of ``local[*]`` or of a cluster;
+the output directory must then be on a file system every executor sees) and ``local`` (a
+``multiprocessing`` pool).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
             tw = TraceWriter(out / "traces" / kind / f"range-{lo:012d}-{hi:012d}.parquet")
 
             def on_run(seed: int, cfg: Any, result: Any) -> None:
-                # Each schedule's own run, recorded as it is judged (not run a second time).
+                # Each schedule's own run, recorded as it is judged (not executed a second time).
                 tw.add_schedule(result.history, impl=impl, kind=kind, seed=seed, config=cfg, profile=caps.profile)
         try:
             outcomes = run_seed_range(adapter, caps, kind, range(lo, hi), shrink=task.get("shrink", True),

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from wheelspec.conformance.traces.format import TRACE_SCHEMA
+from wheelspec.spec.profiles import KAFKA
 
 KINDS = ("add", "fire", "cancel", "advance")
 IMPLS = (("wheel-fine", 2), ("wheel-coarse", 8))  # (name, advance step in ticks)
@@ -146,7 +147,7 @@ def synthetic_trace(rows: int, *, runs: int | None = None, seed: int = 0, plant_
         "run": pa.DictionaryArray.from_arrays(pa.array(rcode), run_names).cast(pa.string()),
         "impl": pa.DictionaryArray.from_arrays(pa.array(rcode), impl_names).cast(pa.string()),
         "profile": pa.DictionaryArray.from_arrays(pa.array(np.zeros(total, np.int32)),
-                                                  pa.array(["kafka"])).cast(pa.string()),
+                                                  pa.array([KAFKA])).cast(pa.string()),
         "tick_ms": pa.array(tick_of_run[col["run"]]),
         "wheel_size": pa.array(np.full(total, WHEEL, np.int64)),
         "seed": pa.array(np.full(total, seed, np.int64)),

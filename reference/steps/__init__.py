@@ -21,8 +21,8 @@ module                models                                  step-model names
                       ``MockDelayedOperation``
 :mod:`.purgatory`     ``DelayedOperationPurgatory``,          :class:`Purgatory`, :class:`Watchers`
                       ``WatcherList``, ``Watchers``
-:mod:`.simulation`    the per-operation facade (as            :class:`StepSimulation`, :data:`MAX_ID`
-                      :mod:`wheelspec.reference.simulation`)
+:mod:`.simulation`    the per-operation facade (as            :class:`StepSimulation`; :data:`MAX_ID`
+                      :mod:`wheelspec.reference.simulation`)  (from :mod:`wheelspec.spec.limits`)
 ====================  ======================================  ========================================
 
 The locks are Kafka's:
@@ -55,10 +55,12 @@ Kafka avoided that with its executor).
 ``mutants`` reintroduces known races, one flag each (see :mod:`wheelspec.reference.mutants`).
 """
 
+from wheelspec.spec.limits import MAX_ID
+
 from .bucket import Bucket
 from .operation import Op
 from .purgatory import Purgatory, Watchers
-from .simulation import MAX_ID, StepSimulation
+from .simulation import StepSimulation
 from .system_timer import Timer
 from .task import Entry, Task, entry_remove, new_entry, task_cancel
 from .wheel import Wheel

@@ -62,7 +62,7 @@ class Bucket:
         if entry.list is self or "remove-wrong-list" in self.timer.mutants:
             nxt, prv = entry.next, entry.prev
             nxt.prev = prv  # type: ignore[union-attr]  # an AttributeError here is the JVM's NPE
-            prv.next = nxt  # type: ignore[union-attr]
+            prv.next = nxt  # type: ignore[union-attr]  # likewise
             entry.next = entry.prev = entry.list = None
             self.timer.counter -= 1
             removed = True

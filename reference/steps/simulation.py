@@ -9,8 +9,17 @@ from typing import Any
 
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
-from wheelspec.spec.limits import (check_delay, check_key, check_keys, check_purge_interval, check_range,
-                                   check_tick, check_time, check_wheel_size)
+from wheelspec.spec.limits import (
+    MAX_ID,
+    check_delay,
+    check_key,
+    check_keys,
+    check_purge_interval,
+    check_range,
+    check_tick,
+    check_time,
+    check_wheel_size,
+)
 
 from ..clock import ManualClock
 from ..scheduler import Ctx, Step, ThreadBody
@@ -18,8 +27,6 @@ from .operation import Op
 from .purgatory import Purgatory
 from .system_timer import Timer
 from .task import Task, task_cancel
-
-MAX_ID = 2**31 - 1
 
 
 class StepSimulation:

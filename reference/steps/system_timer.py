@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from wheelspec.spec import events as ev
 
 from ..delay_queue import DelayQueue
 from ..scheduler import Ctx, SimRWLock, Step, ThreadBody, WaitUntil
+from .bucket import Bucket
 from .task import Entry, Task, new_entry
 from .wheel import Wheel
 
 if TYPE_CHECKING:
+    from .operation import Op
     from .simulation import StepSimulation
 
 
@@ -38,7 +40,7 @@ class Timer:
         self.mutants = mutants
         self.clock = sim.clock
         self.counter = 0  # taskCounter
-        self.queue = DelayQueue(sim.clock)
+        self.queue: DelayQueue[Bucket] = DelayQueue(sim.clock)
         self.rw = SimRWLock(f"{name}.rw")
         self.wheel = Wheel(self, tick_ms, wheel_size, start_ms, 0)
         self.listener = listener
@@ -74,7 +76,7 @@ class Timer:
         if self.executor == "thread":
             self.work.append(task)
         elif task.is_op:
-            yield from task.run(ctx)  # type: ignore[attr-defined]
+            yield from cast("Op", task).run(ctx)  # is_op is set by Op alone
 
     def advance_clock(self, ctx: Ctx) -> ThreadBody:
         yield Step(f"{self.name}: poll the delay queue")
@@ -84,7 +86,7 @@ class Timer:
         yield from ctx.acquire(self.rw, "w", label=f"{self.name}.advanceClock: writeLock")
         while bucket is not None:
             self.wheel.advance_clock(bucket.get_expiration())
-            yield from bucket.flush(ctx, self.add_entry)  # type: ignore[attr-defined]
+            yield from bucket.flush(ctx, self.add_entry)
             yield Step(f"{self.name}: poll again")
             bucket = self.queue.poll(0)
         ctx.release(self.rw, "w")
@@ -100,7 +102,7 @@ class Timer:
                     return None
                 task = self.work.popleft()
                 if task.is_op:
-                    yield from task.run(ctx)  # type: ignore[attr-defined]
+                    yield from cast("Op", task).run(ctx)  # is_op is set by Op alone
 
         return body
 

@@ -43,7 +43,7 @@ class Wheel:
             yield from bucket.add(ctx, entry)
             if (yield from bucket.set_expiration(ctx, vid * self.tick)):
                 yield Step(f"offer {bucket.name} to the delay queue")
-                self.timer.queue.offer(bucket)  # type: ignore[arg-type]
+                self.timer.queue.offer(bucket)
             return True
         if self.overflow is None:
             # addOverflowWheel is synchronized and checks again (another adder may have won).
@@ -60,7 +60,8 @@ class Wheel:
                 self.overflow.advance_clock(self.current_time)
 
     def levels(self) -> list[Wheel]:
-        out, w = [], self
+        out: list[Wheel] = []
+        w: Wheel | None = self
         while w is not None:
             out.append(w)
             w = w.overflow

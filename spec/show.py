@@ -1,0 +1,101 @@
+"""How records read for people: operations, events, responses, findings and profiles, one line each.
+
+Every judge and report prints through these functions, so an event reads the same in the history
+checker's explanation, in a conformance failure message and in ``wheelspec replay``'s table:
+
+* :func:`op`, :func:`event`: ``kind(field=value, ...)``, values as compact JSON
+  (:func:`json_short`); :func:`step` prefixes an operation with its index in a run;
+* :func:`response`: what an implementation answered (``[events] result ...`` or ``error ...``);
+* :func:`op_call`, :func:`event_note`: the terse forms of an interleaving's timeline
+  (``watch(1, 5, ('a',))``, ``<complete op=1 via=check>``: positional arguments, no clock);
+* :func:`finding` (``[prop] message``), :func:`finding_at_step` (``[prop] step N: message``,
+  JUnit's detail) and :func:`finding_line` (``prop: message``, a concurrent run's report);
+* :func:`profile`: ``kafka tick 10``, ``strict``.
+
+Records are read through ``to_dict`` (and ``kind``), so any object with that shape prints.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .profiles import behaviour
+
+
+def json_short(v: Any, limit: int = 120) -> str:
+    """A value quoted for a one-line message (compact JSON, or ``repr``; cut at ``limit``)."""
+    try:
+        s = json.dumps(v, separators=(",", ":"))
+    except (TypeError, ValueError):
+        s = repr(v)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def record(d: dict[str, Any]) -> str:
+    """``kind(field=value, ...)`` of a record's ``to_dict()``."""
+    d = dict(d)
+    kind = d.pop("kind")
+    return f"{kind}({', '.join(f'{k}={json_short(v)}' for k, v in d.items())})"
+
+
+def op(o: Any) -> str:
+    """An operation: ``add(task=1, delay=5)``."""
+    return record(o.to_dict())
+
+
+def step(i: int, o: Any) -> str:
+    """An operation with its index in a run: ``op 3 add(task=1, delay=5)``."""
+    return f"op {i} {op(o)}"
+
+
+def event(e: Any) -> str:
+    """An event: ``fire(now=5, task=1, exp=5)``."""
+    return record(e.to_dict())
+
+
+def response(r: Any) -> str:
+    """An implementation's answer to one request (``error``, ``events``, ``result``)."""
+    if r.error is not None:
+        return f"error {r.error[0]} ({r.error[1][:80]})"
+    evs = ", ".join(event(e) for e in r.events)
+    return f"[{evs}] result {json_short(r.result)}"
+
+
+def op_call(o: Any) -> str:
+    """An operation as an interleaving's timeline shows a call: ``watch(1, 5, ('a',))``."""
+    d = o.to_dict()
+    kind = d.pop("kind")
+    return f"{kind}(" + ", ".join(f"{v!r}" if not isinstance(v, list) else repr(tuple(v)) for v in d.values()) + ")"
+
+
+def event_note(e: Any) -> str:
+    """An event as an interleaving's timeline notes it (the step is the clock): ``<fire task=1 exp=5>``."""
+    d = e.to_dict()
+    kind = d.pop("kind")
+    d.pop("now", None)
+    return f"<{kind} " + " ".join(f"{k}={v}" for k, v in d.items()) + ">"
+
+
+def finding(f: Any) -> str:
+    """``[prop] message``."""
+    return f"[{f.prop}] {f.message}"
+
+
+def finding_at_step(f: Any) -> str:
+    """``[prop] step N: message`` (a run's finding with its operation index)."""
+    return f"[{f.prop}] step {f.step}: {f.message}"
+
+
+def finding_line(f: Any) -> str:
+    """``prop: message`` (how a concurrent run's report lists its findings)."""
+    return f"{f.prop}: {f.message}"
+
+
+def profile(name: str, tick: int | None = None) -> str:
+    """A profile as reports name it: ``kafka tick 10`` (only a profile that uses a tick shows it)."""
+    try:
+        uses_tick = behaviour(name).uses_tick
+    except ValueError:  # a name an adapter made up: shown as given
+        uses_tick = False
+    return name + (f" tick {tick}" if uses_tick and tick else "")
