@@ -19,6 +19,14 @@ settings.register_profile("ci", max_examples=400, deadline=None,
 settings.load_profile(os.environ.get("WHEELSPEC_PROFILE", "dev"))
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``quick`` every test that needs no outside tool and is not ``slow``, so that
+    ``pytest -m quick`` is a first green run on a machine with only Python (README)."""
+    for item in items:
+        if item.get_closest_marker("external") is None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)
+
+
 def examples(dev: int, ci: int) -> int:
     """Examples for a test whose cost differs from the default: ``dev`` normally, ``ci`` in CI."""
     return ci if os.environ.get("WHEELSPEC_PROFILE") == "ci" else dev

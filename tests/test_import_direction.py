@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.quick
-
 ROOT = Path(__file__).resolve().parents[1]
 
 #: folder -> the wheelspec parts its modules may import (their own part always)
