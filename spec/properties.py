@@ -19,7 +19,7 @@ judge                what it judges, and where it lives
 :data:`TRACE`        the set-based trace analysis (``wheelspec analyze``): the history properties
                      that need no per-row state (``conformance.traces.local.judge_table``)
 :data:`REALTIME`     a wall-clock run of a timer without a virtual clock
-                     (``conformance.realtime.realtime.judge_outcome``)
+                     (``conformance.realtime.judge.judge_outcome``)
 :data:`CONCURRENT`   concurrent runs: interleavings of the step model
                      (``reference.interleave.check_interleaving``, ``check_quiescent``) and real
                      threads on a facade (``conformance.concurrency.hammer.check_event_properties``)

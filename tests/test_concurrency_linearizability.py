@@ -14,15 +14,9 @@ from test_concurrency_properties import scenarios
 
 from wheelspec.conformance.cli import main
 from wheelspec.conformance.concurrency.hammer import Locked, check_event_properties, hammer
-from wheelspec.conformance.concurrency.linearizability import (
-    KV,
-    WHEELSPEC,
-    Operation,
-    check,
-    dumps,
-    from_step_model,
-    loads,
-)
+from wheelspec.conformance.concurrency.history_file import dumps, loads
+from wheelspec.conformance.concurrency.linearizability import Operation, check
+from wheelspec.conformance.concurrency.models import KV, WHEELSPEC, from_step_model
 from wheelspec.reference import Simulation
 from wheelspec.reference.interleave import run_scenario, schedules
 from wheelspec.reference.mutants import scenario_for

@@ -13,7 +13,8 @@ import random
 import pytest
 from conftest import examples
 
-from wheelspec.conformance.concurrency.linearizability import WHEELSPEC, check, from_step_model
+from wheelspec.conformance.concurrency.linearizability import check
+from wheelspec.conformance.concurrency.models import WHEELSPEC, from_step_model
 from wheelspec.reference.interleave import hunt, replay, run_scenario
 from wheelspec.reference.mutants import MUTANTS, scenario_for
 from wheelspec.reference.scheduler import list_chooser, pct_chooser, segment_chooser

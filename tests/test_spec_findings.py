@@ -83,7 +83,7 @@ def test_conformance_judge_reports_only_registered_properties():
 
 
 def _rt_clean():
-    from wheelspec.conformance.realtime import realtime as rt
+    from wheelspec.conformance import realtime as rt
 
     s = rt.RtSchedule("t", [{"at": 0, "kind": "add", "task": 1, "delay": 10},
                             {"at": 0, "kind": "add", "task": 2, "delay": 10},
@@ -97,7 +97,7 @@ def _rt_clean():
 
 
 def test_realtime_judge_reports_only_registered_properties_and_all_of_them():
-    from wheelspec.conformance.realtime import realtime as rt
+    from wheelspec.conformance import realtime as rt
 
     plants = [lambda o: o.fires.__setitem__(1, (1, 0, 9900)), lambda o: o.fires.append((1, 0, 11000)),
               lambda o: o.fires.pop(1), lambda o: o.fires.append((3, 2, 51000)), lambda o: o.fires.reverse(),
@@ -209,7 +209,7 @@ def test_finding_rejects_an_unknown_location():
 def test_old_names_resolve():
     from wheelspec.conformance.adapters import protocol
     from wheelspec.conformance.check import judge
-    from wheelspec.conformance.matrix import matrix
+    from wheelspec.conformance.matrix import rows as matrix
     from wheelspec.conformance.traces import local
     from wheelspec.reference import interleave
     from wheelspec.spec import checker

@@ -16,7 +16,7 @@ from wheelspec.conformance.check.campaign import generate, run_seed_range
 from wheelspec.conformance.check.corpus import load_corpus, run_scenario
 from wheelspec.conformance.check.judge import judge
 from wheelspec.conformance.check.runner import run_ops
-from wheelspec.conformance.matrix.matrix import probes
+from wheelspec.conformance.matrix import probes
 from wheelspec.spec import ops
 
 FACTORIES = {"sched": sched_adapter, "twisted": twisted_adapter, "asyncio": asyncio_adapter}

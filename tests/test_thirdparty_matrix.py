@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.matrix.matrix import COLUMNS, VIRTUAL, virtual_row
+from wheelspec.conformance.matrix import COLUMNS, VIRTUAL, virtual_row
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = json.loads((ROOT / "docs" / "results" / "matrix.json").read_text())

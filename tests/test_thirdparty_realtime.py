@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from wheelspec.conformance import realtime as rt
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.realtime import realtime as rt
 from wheelspec.spec.errors import UserError
 
 

@@ -7,18 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.concurrency.linearizability import (
-    WHEELSPEC,
-    Operation,
-    check,
-    dumps,
-    loads,
-)
+from wheelspec.conformance.concurrency.history_file import dumps, loads
+from wheelspec.conformance.concurrency.linearizability import Operation, check
+from wheelspec.conformance.concurrency.models import WHEELSPEC
 
 
 def configure_linearize(parser: Any) -> None:
     parser.add_argument("history", nargs="?", help="a recorded concurrent history, JSON lines (see "
-                        "wheelspec.conformance.concurrency.linearizability.dumps for the format)")
+                        "wheelspec.conformance.concurrency.history_file.dumps for the format)")
     parser.add_argument("--impl", help="instead of a file: run client threads and a reaper against this "
                         "implementation (as for `wheelspec check --impl`) and check what they saw")
     parser.add_argument("--threads", type=int, default=4, help="client threads with --impl (default 4)")

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.matrix.matrix import (
+from wheelspec.conformance.matrix import (
     COLUMNS,
     REALTIME,
     VIRTUAL,

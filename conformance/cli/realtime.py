@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.realtime.realtime import (
+from wheelspec.conformance.realtime import (
     DEFAULT_SLACK_MS,
     RtReport,
     generate,

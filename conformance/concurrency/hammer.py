@@ -23,7 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from wheelspec.conformance.concurrency.linearizability import ExpireCall, FireCall, Operation
+from wheelspec.conformance.concurrency.linearizability import Operation
+from wheelspec.conformance.concurrency.models import ExpireCall, FireCall
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 from wheelspec.spec.findings import Finding

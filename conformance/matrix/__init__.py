@@ -1,9 +1,30 @@
 """The conformance matrix behind ``wheelspec matrix``: implementations x properties, for
 third-party timers and our own engines.
 
-:mod:`.matrix` builds one row per implementation (a virtual-time campaign and probes, or
-real-time runs) and renders the rows as Markdown, HTML, JSON and a lateness plot.
+=============== ================================================================================
+module          what it owns
+=============== ================================================================================
+:mod:`.rows`    one row per implementation: a virtual-time campaign and probes, or real-time runs
+:mod:`.render`  the rows as Markdown, an HTML page and a lateness plot
+=============== ================================================================================
+
+The names below are the package's API (``wheelspec.conformance.matrix`` was one module before it
+became this package, and these are its names).
 """
 
-# ``wheelspec.conformance.matrix`` was one module before this package: its names stay importable.
-from wheelspec.conformance.matrix.matrix import *  # noqa: F403 - the former module's public names
+from wheelspec.conformance.matrix.render import MD_BEGIN, MD_END, html_page, markdown, update_markdown, write_plot
+from wheelspec.conformance.matrix.rows import (
+                                               COLUMNS,
+                                               PROP_COLUMN,
+                                               REALTIME,
+                                               VIRTUAL,
+                                               Row,
+                                               probes,
+                                               realtime_row,
+                                               versions,
+                                               virtual_factory,
+                                               virtual_row,
+)
+
+__all__ = ["COLUMNS", "MD_BEGIN", "MD_END", "PROP_COLUMN", "REALTIME", "VIRTUAL", "Row", "html_page", "markdown",
+           "probes", "realtime_row", "update_markdown", "versions", "virtual_factory", "virtual_row", "write_plot"]

@@ -1,16 +1,15 @@
-"""``wheelspec matrix``: the conformance matrix -- implementations x properties -- of third-party
-timers (stdlib ``sched``, ``asyncio``, Twisted's ``Clock``, Netty's ``HashedWheelTimer``) and our
-own engines (reference, MockTimer profile, optimized), in the terminal (rich), as Markdown, as
-JSON and as an HTML page with a lateness plot.
+"""The rows of the conformance matrix: one per implementation, third-party timers (stdlib ``sched``,
+``asyncio``, Twisted's ``Clock``, Netty's ``HashedWheelTimer``) and our own engines (reference,
+MockTimer profile, optimized).
 
-Virtual-time implementations are driven through the runner (:mod:`.runner`): the timer part of
-the scenario corpus, a seeded timer campaign, and four *probes* (small scenarios with pinned
-expectations, :func:`probes`): same-tick order, delay <= 0, huge delay, early bound at tick 10.
-Each run is judged by the profile the implementation claims (:func:`.judge.judge`) and its
+Virtual-time implementations are driven through the runner (:mod:`wheelspec.conformance.check`):
+the timer part of the scenario corpus, a seeded timer campaign, and four *probes* (small
+scenarios with pinned expectations, :func:`probes`): same-tick order, delay <= 0, huge delay,
+early bound at tick 10.  Each run is judged by the profile the implementation claims and its
 history is re-judged under every profile, which gives the "profiles satisfied" column.
-Real-time implementations run seeded wall-clock schedules (:mod:`.realtime`).
+Real-time implementations run seeded wall-clock schedules (:mod:`wheelspec.conformance.realtime`).
 
-Every failure is saved as a replayable file under ``--counterexamples`` (default
+Every failure is saved as a replayable file under the counterexamples folder (by default
 ``docs/results/counterexamples``): a scenario (``wheelspec replay FILE --impl ...``) or a real-time
 schedule (``wheelspec realtime --schedule FILE --impl ...``).  ``docs/MATRIX.md`` explains them.
 """
@@ -18,7 +17,6 @@ schedule (``wheelspec realtime --schedule FILE --impl ...``).  ``docs/MATRIX.md`
 from __future__ import annotations
 
 import dataclasses
-import html
 import platform
 import time
 from collections.abc import Callable
@@ -33,17 +31,25 @@ from wheelspec.spec.profiles import KAFKA, STRICT, STRICT_GT
 #: showing some properties (:data:`wheelspec.spec.properties.MATRIX_COLUMNS`)
 COLUMNS = properties.column_names()
 
+
 #: checker / runner property -> matrix column (``expected`` failures are mapped by scenario)
 PROP_COLUMN = properties.columns_by_property(properties.HISTORY, properties.RUN)
+
+
 #: scenario name fragment -> column, for ``expected`` / ``oracle`` / ``size`` failures
 SCENARIO_COLUMN = (("same-tick", "same-tick order"), ("order", "same-tick order"), ("delay-zero", "delay <= 0"),
                    ("nonpositive", "delay <= 0"), ("largest-delay", "huge delay"), ("huge", "huge delay"),
                    ("clock-range", "huge delay"), ("refusals", "huge delay"), ("early", "early bound"),
                    ("cancel", "cancel respected"), ("readd", "exactly once"))
 
+
 VIRTUAL = ("reference", "reference-mock", "optimized", "stdlib-sched", "twisted-clock", "asyncio",
            "asyncio-res-15.625ms")
+
+
 REALTIME = ("netty", "netty-tick10", "asyncio-live")
+
+
 #: real-time rows that ask the timer for a coarser tick: name -> (adapter, tick ms)
 RT_TICK = {"netty-tick10": ("netty", 10)}
 
@@ -269,7 +275,7 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
 
 
 def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Path | None) -> Row:
-    from wheelspec.conformance.realtime import realtime as rt
+    from wheelspec.conformance import realtime as rt
 
     t0 = time.perf_counter()
     try:
@@ -320,105 +326,3 @@ def versions() -> dict[str, str]:
     from wheelspec import __version__
     out["wheelspec"] = __version__
     return out
-
-
-MD_FAILURES = 12
-
-
-def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
-    head = "| implementation | mode | claims | " + " | ".join(COLUMNS) + " | profiles satisfied |"
-    sep = "|" + "---|" * (len(COLUMNS) + 4)
-    lines = [head, sep]
-    for r in rows:
-        cells = []
-        for c in COLUMNS:
-            v = r.cells.get(c, "n/a")
-            v = "**FAIL**" if v == "FAIL" else v
-            note = r.notes.get(c)
-            cells.append(f"{v} ({note})" if note else v)
-        sat = ", ".join(r.satisfies) or "none"
-        lines.append(f"| {r.name} | {r.mode} | {r.claimed} | " + " | ".join(cells) + f" | {sat} |")
-    lines.append("")
-    lines.append("Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
-                 + "; " + ", ".join(f"{r.name}: {r.version}" for r in rows if r.version) + ".")
-    lines.append(f"Made by `{meta['command']}` on {meta['date']} ({meta['seconds']:.0f} s).")
-    lines.append("")
-    lines.append("Failures (one line per failing scenario or schedule; the files replay them):")
-    lines.append("")
-    for r in rows:
-        for f in r.failures[:MD_FAILURES]:
-            lines.append(f"* {r.name}: {f[:300]}")
-        if len(r.failures) > MD_FAILURES:
-            lines.append(f"* {r.name}: ... {len(r.failures) - MD_FAILURES} more (results/matrix.json lists all)")
-        for c in r.counterexamples:
-            lines.append(f"  * saved `{c}`")
-    return "\n".join(lines) + "\n"
-
-
-def write_plot(rows: list[Row], path: Path) -> bool:
-    data = [(r.name, r.lateness_ms) for r in rows if r.lateness_ms]
-    if not data:
-        return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=110)
-    for name, xs in data:
-        xs = sorted(xs)
-        ax.plot(xs, [(i + 1) / len(xs) for i in range(len(xs))], label=f"{name} (n={len(xs)})")
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xlabel("fire time - deadline (ms)")
-    ax.set_ylabel("fraction of fires")
-    ax.set_title("Real-time lateness (CDF)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
-
-
-def html_page(rows: list[Row], meta: dict[str, Any], plot: str | None) -> str:
-    esc = html.escape
-    th = "".join(f"<th>{esc(c)}</th>" for c in ("implementation", "mode", "claims", *COLUMNS, "profiles satisfied"))
-    body = []
-    for r in rows:
-        tds = [f"<td>{esc(r.name)}<br><small>{esc(r.version)}</small></td>", f"<td>{r.mode}</td>",
-               f"<td>{esc(r.claimed)}</td>"]
-        for c in COLUMNS:
-            v = r.cells.get(c, "n/a")
-            cls = {"pass": "ok", "FAIL": "bad"}.get(v, "na")
-            note = r.notes.get(c)
-            tds.append(f"<td class='{cls}'>{esc(v)}" + (f"<br><small>{esc(note)}</small>" if note else "") + "</td>")
-        tds.append(f"<td>{esc(', '.join(r.satisfies) or 'none')}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
-    fails = "".join(f"<li><b>{esc(r.name)}</b>: {esc(f[:300])}</li>" for r in rows for f in r.failures)
-    img = f"<h2>Real-time lateness</h2><img src='{esc(plot)}' alt='lateness CDF'>" if plot else ""
-    vers = esc(", ".join(f"{k} {v}" for k, v in meta["versions"].items()))
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>wheelspec conformance matrix</title>
-<style>body{{font-family:sans-serif;margin:1.5em}}table{{border-collapse:collapse}}td,th{{border:1px solid #bbb;
-padding:4px 6px;font-size:13px;vertical-align:top}}.ok{{background:#dff5df}}.bad{{background:#f8d0d0}}
-.na{{background:#eee}}small{{color:#555}}</style></head><body>
-<h1>wheelspec conformance matrix</h1><p>{vers}. Made by <code>{esc(meta['command'])}</code> on {esc(meta['date'])}.
-Explanations: docs/MATRIX.md.</p>
-<table><tr>{th}</tr>{''.join(body)}</table>{img}<h2>Failures</h2><ul>{fails}</ul></body></html>
-"""
-
-
-MD_BEGIN, MD_END = "<!-- matrix:begin (generated by wheelspec matrix) -->", "<!-- matrix:end -->"
-
-
-def update_markdown(path: Path, table: str) -> None:
-    """Replace the generated part of ``path`` (between the markers), keeping the explanations."""
-    block = f"{MD_BEGIN}\n{table}{MD_END}"
-    if path.exists():
-        text = path.read_text()
-        if MD_BEGIN in text and MD_END in text:
-            pre, rest = text.split(MD_BEGIN, 1)
-            post = rest.split(MD_END, 1)[1]
-            path.write_text(pre + block + post)
-            return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"# Conformance matrix\n\n{block}\n")
