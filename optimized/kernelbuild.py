@@ -53,3 +53,26 @@ def build(sources: Iterable[Callable[..., Any]], module_globals: dict[str, Any],
         g[f.__name__] = dispatcher
         setattr(ns, f.__name__, dispatcher)
     return ns
+
+
+class Builds:
+    """The two builds of one kernel module: :meth:`make` compiles one, :meth:`checked` makes the
+    checked build on first use (the fast path never pays for it).  ``checked_only`` are
+    functions only the checked build has (its assertion helpers)."""
+
+    def __init__(self, sources: tuple[Callable[..., Any], ...], checked_only: tuple[Callable[..., Any], ...],
+                 module_globals: dict[str, Any], options: dict[str, Any]) -> None:
+        self._sources, self._checked_only = sources, checked_only
+        self._globals, self._options = module_globals, options
+        self._checked: types.SimpleNamespace | None = None
+
+    def make(self, checked: bool) -> types.SimpleNamespace:
+        """One build: ``checked=False`` the fast build, ``checked=True`` the debug mode's."""
+        sources = self._sources + self._checked_only if checked else self._sources
+        return build(sources, self._globals, checked, self._options)
+
+    def checked(self) -> types.SimpleNamespace:
+        """The checked build, made once."""
+        if self._checked is None:
+            self._checked = self.make(True)
+        return self._checked

@@ -22,13 +22,12 @@ compiles the ``if CHECKED:`` blocks in.  A failed check stores its code and the 
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from .kernelbuild import build
+from .kernelbuild import Builds
 from .layout import COUNT
 
 JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
@@ -479,22 +478,10 @@ _SOURCES = (watch_range, expire_range, check_range, cancel_key, force_range, pur
 _CHECKED_ONLY = (_pfail, _conserved)
 
 
-def make_kernels(checked: bool) -> SimpleNamespace:
-    """The kernels of this module as one build (see :mod:`.kernelbuild` and
-    :func:`.timer_kernels.make_kernels`)."""
-    return build(_SOURCES + _CHECKED_ONLY if checked else _SOURCES, globals(), checked, JIT)
-
-
-_checked: SimpleNamespace | None = None
-
-
-def checked_kernels() -> SimpleNamespace:
-    """The checked build, made on first use."""
-    global _checked
-    if _checked is None:
-        _checked = make_kernels(True)
-    return _checked
-
+# ``make_kernels(checked)`` and ``checked_kernels()``: as in :mod:`.timer_kernels`.
+_BUILDS = Builds(_SOURCES, _CHECKED_ONLY, globals(), JIT)
+make_kernels = _BUILDS.make
+checked_kernels = _BUILDS.checked
 
 # The fast build: from here on this module's kernels are its dispatchers.
 globals().update(vars(make_kernels(False)))

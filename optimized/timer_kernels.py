@@ -28,13 +28,12 @@ build they are pruned before typing: its machine code is the code without them.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from numba import njit
 
-from .kernelbuild import build
+from .kernelbuild import Builds
 from .layout import (
     B_EXP,
     B_HEAD,
@@ -979,23 +978,11 @@ _SOURCES = (_place_range, add_range, _ensure_levels, _bucket_block, _place_block
 _CHECKED_ONLY = (_fail, _check_buckets, check_cancels)
 
 
-def make_kernels(checked: bool) -> SimpleNamespace:
-    """The kernels of this module as one build (see :mod:`.kernelbuild`): ``checked=False`` is the
-    fast build (this module's attributes), ``checked=True`` the checked build of the debug mode.
-    Nothing is compiled until a kernel's first call; both builds are cached on disk."""
-    return build(_SOURCES + _CHECKED_ONLY if checked else _SOURCES, globals(), checked, JIT)
-
-
-_checked: SimpleNamespace | None = None
-
-
-def checked_kernels() -> SimpleNamespace:
-    """The checked build, made on first use (the fast path never pays for it)."""
-    global _checked
-    if _checked is None:
-        _checked = make_kernels(True)
-    return _checked
-
+# ``make_kernels(checked)``: one build (nothing is compiled until a kernel's first call; both
+# builds are cached on disk); ``checked_kernels()``: the debug mode's build, made on first use.
+_BUILDS = Builds(_SOURCES, _CHECKED_ONLY, globals(), JIT)
+make_kernels = _BUILDS.make
+checked_kernels = _BUILDS.checked
 
 # The fast build: from here on this module's kernels are its dispatchers.
 globals().update(vars(make_kernels(False)))

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from conftest import examples
+from fixtures.broken import SizeRefuser
 
 from wheelspec.conformance.adapters import reference_adapter, resolve
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response
@@ -89,22 +90,8 @@ def test_oracle_exact_mode_catches_a_reordered_fire():
 
 
 def test_judge_flags_a_refused_valid_request_and_an_accepted_invalid_one():
-    class Refuser:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def reset(self, config):
-            self.inner.reset(config)
-
-        def request(self, op):
-            if isinstance(op, ops.Size):
-                return Response(error=("unsupported", "no size here"))
-            if isinstance(op, ops.AddTask) and op.delay > 2**40:
-                return Response(0, [], op.delay)  # accepts what wheelspec refuses
-            return self.inner.request(op)
-
     caps = Capabilities(profile="strict", configurable=("start_ms",))
-    r = Refuser(reference_adapter())
+    r = SizeRefuser(reference_adapter())
     f1 = judge(run_ops(r, Config(), [ops.AddTask(1, 1), ops.Size()]), caps)
     assert [f.prop for f in f1] == ["refused-valid"] and f1[0].step == 1
     f2 = judge(run_ops(r, Config(), [ops.AddTask(1, 2**40 + 5)]), caps)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.broken import SizeRefuser
 
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops, properties, show
@@ -40,9 +41,10 @@ def test_history_checker_reports_only_registered_properties_and_all_of_them():
 
 
 def test_conformance_judge_reports_only_registered_properties():
-    from tests.fixtures import broken
+    from fixtures import broken
+
     from wheelspec.conformance.adapters import reference_adapter
-    from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response
+    from wheelspec.conformance.adapters.protocol import Capabilities, Config
     from wheelspec.conformance.check.corpus import load_corpus
     from wheelspec.conformance.check.judge import judge, primary
     from wheelspec.conformance.check.runner import run_ops
@@ -60,22 +62,8 @@ def test_conformance_judge_reports_only_registered_properties():
             if failures:
                 assert primary(failures) in failures
 
-    class Refuser:  # refuses size, accepts what wheelspec refuses
-        def __init__(self):
-            self.inner = reference_adapter()
-
-        def reset(self, config):
-            self.inner.reset(config)
-
-        def request(self, op):
-            if isinstance(op, ops.Size):
-                return Response(error=("unsupported", "no size here"))
-            if isinstance(op, ops.AddTask) and op.delay > 2**40:
-                return Response(0, [], op.delay)
-            return self.inner.request(op)
-
     caps = Capabilities(profile="strict", configurable=("start_ms",))
-    r = Refuser()
+    r = SizeRefuser(reference_adapter())
     for schedule in ([ops.AddTask(1, 1), ops.Size()], [ops.AddTask(1, 2**40 + 5)]):
         found |= {f.prop for f in judge(run_ops(r, Config(), schedule), caps)}
     _assert_registered(found, properties.RUN)
