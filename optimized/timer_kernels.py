@@ -938,7 +938,7 @@ def validate_adds(ids, delays, capacity, lo, hi):
     n = ids.shape[0]
     cap = U(capacity)
     span = U(hi - lo)
-    bad = False
+    bad: Any = False  # a numpy bool once or-ed with the comparisons (numba unifies the two)
     for i in range(n):
         bad |= (U(ids[U(i)]) >= cap) | (U(delays[U(i)] - lo) > span)
     if not bad:
@@ -958,7 +958,7 @@ def first_outside(a, lo, hi):
     """The first position of ``a`` whose value is outside ``[lo, hi]``, or -1 (a read-only pass;
     branch-free first, like :func:`validate_adds`)."""
     span = U(hi - lo)
-    bad = False
+    bad: Any = False  # as in validate_adds
     for i in range(a.shape[0]):
         bad |= U(a[U(i)] - lo) > span
     if not bad:

@@ -143,7 +143,8 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
         for kind in kinds_here:
             seeds = range(args.seed, args.seed + args.schedules)
 
-            def on_run(seed, cfg, result, kind=kind):
+            def on_run(seed, cfg, result, kind=kind, tw=tw):
+                assert tw is not None  # passed only when a trace is being written
                 tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile)
 
             for seed in seeds:
