@@ -147,7 +147,7 @@ def _fire_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
         ok = w.f("now", j) >= _earliest(p, w.f("exp", j), f"f{j}", side)
         if p.lateness_ms is not None:
             ok = z3.And(ok, w.f("now", j) - w.f("exp", j) <= p.lateness_ms)
-        if p.fires_nonpositive_in_add():
+        if p.fires_inside_add:
             ok = z3.Or(ok, _in_add(w, j))
         out.append(z3.Implies(w.kind(j, ev.Fire), ok))
     return z3.And(out)
@@ -167,7 +167,7 @@ def _in_add(w: _Window, j: int, nonpositive: bool = True) -> z3.BoolRef:
 
 def _sched(w: _Window, p: Profile, a: int) -> z3.BoolRef:
     """Event ``a`` makes a schedule (strict-gt: an add with delay <= 0 makes none)."""
-    if p.fires_nonpositive_in_add():
+    if p.fires_inside_add:
         return z3.And(w.kind(a, ev.Add), w.f("delay", a) > 0)
     return w.kind(a, ev.Add)
 
@@ -203,7 +203,7 @@ def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
         allowed = z3.Or(cases) if cases else z3.BoolVal(False)
         # a fire inside the add that made the schedule (it precedes that add's result event), once
         a = w.closing(j)
-        inside = _in_add(w, j, nonpositive=p.fires_nonpositive_in_add())
+        inside = _in_add(w, j, nonpositive=p.fires_inside_add)
         if a in w.labels:
             inside = z3.And(inside, z3.Not(ran_inside(a, j)))
         allowed = z3.Or(allowed, inside)
@@ -222,13 +222,13 @@ def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
             # delay <= 0 add runs inside add and leaves the schedule in place)
             ended = [z3.And(w.f("id", b) == w.f("id", a),
                             z3.Or(z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a),
-                                         z3.Not(_in_add(w, b)) if p.fires_nonpositive_in_add() else z3.BoolVal(True)),
+                                         z3.Not(_in_add(w, b)) if p.fires_inside_add else z3.BoolVal(True)),
                                   w.kind(b, ev.Cancel), _sched(w, p, b)))
                      for b in w.idx if a < b < v]
             due = _earliest(p, w.f("exp", a), f"l{a}_{v}", side) <= w.f("now", v)
             out.append(z3.Implies(z3.And(_sched(w, p, a), w.kind(v, ev.Advance), due),
                                   z3.Or(ended) if ended else z3.BoolVal(False)))
-        if p.fires_nonpositive_in_add():  # strict-gt: delay <= 0 runs inside the add, just before it
+        if p.fires_inside_add:  # strict-gt: delay <= 0 runs inside the add, just before it
             ran = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", a), w.f("exp", f) == w.f("exp", a))
                    for f in w.idx if f < a]
             out.append(z3.Implies(z3.And(w.kind(a, ev.Add), w.f("delay", a) <= 0),
@@ -272,7 +272,7 @@ def _expire_time(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
                 continue
             deadline = w.f("now", a) + w.f("delay", a)
             ok = w.f("now", c) >= _earliest(p, deadline, f"x{a}_{c}", side)
-            if p.fires_nonpositive_in_add() and in_watch:  # strict-gt: delay <= 0 expires inside the watch
+            if p.fires_inside_add and in_watch:  # strict-gt: delay <= 0 expires inside the watch
                 ok = z3.Or(ok, w.f("delay", a) <= 0)
             out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.kind(c, ev.Complete),
                                          w.f("id", c) == w.f("id", a), w.f("via", c) == VIA["expire"]), ok))
@@ -295,7 +295,7 @@ def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
             due = _earliest(p, w.f("now", a) + w.f("delay", a), f"o{a}_{v}", side) <= w.f("now", v)
             out.append(z3.Implies(z3.And(on_timer, w.kind(v, ev.Advance), due),
                                   z3.Or(ended) if ended else z3.BoolVal(False)))
-        if p.fires_nonpositive_in_add():  # strict-gt: a timeout <= 0 expires inside the watch
+        if p.fires_inside_add:  # strict-gt: a timeout <= 0 expires inside the watch
             ran = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx if c < a]
             out.append(z3.Implies(z3.And(on_timer, w.f("delay", a) <= 0), z3.Or(ran) if ran else z3.BoolVal(False)))
     return z3.And(out) if out else z3.BoolVal(True)
@@ -398,7 +398,7 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
                 idx.append(i)
     if prop == "expire-rule":  # the neighbours say whether Complete and Expire are adjacent
         idx += [j for i in indices for j in (i - 1, i + 1) if 0 <= j < len(events)]
-    if (prop == "no-lost-task" and p.fires_nonpositive_in_add()) or prop == "no-lost-operation":
+    if (prop == "no-lost-task" and p.fires_inside_add) or prop == "no-lost-operation":
         lo = min(indices)  # the request's caused events: where an in-add fire would be
         while lo > 0 and isinstance(events[lo - 1], ev.CAUSED):
             lo -= 1
@@ -494,7 +494,7 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
 
     def makes(x: Any, task: int) -> bool:
         """``x`` is an add of ``task`` that makes a schedule."""
-        return isinstance(x, ev.Add) and x.task == task and (x.delay > 0 or not p.fires_nonpositive_in_add())
+        return isinstance(x, ev.Add) and x.task == task and (x.delay > 0 or not p.fires_inside_add)
 
     for i, e in enumerate(events):
         if i in flagged:

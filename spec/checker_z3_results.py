@@ -209,7 +209,7 @@ def _ends(w: _Window, g: _Groups, p: Profile, a: int, b: int) -> z3.BoolRef:
     fire = z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a))
     if b < a:
         return z3.And(same, fire)
-    if p.fires_nonpositive_in_add():
+    if p.fires_inside_add:
         fire = z3.And(fire, z3.Not(_first_in_transient(w, g, b)))
     return z3.And(same, z3.Or(_sched(w, p, b), w.kind(b, ev.Cancel), fire))
 

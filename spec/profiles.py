@@ -85,9 +85,15 @@ class Profile:
         return self.behaviour.uses_tick
 
     @property
+    def max_early_ms(self) -> int:
+        """How far before its expiration a task may fire under this profile (with this tick):
+        ``tick - 1`` ms for a tick window (a bucket is due at its start), else 0."""
+        return self.tick - 1 if self.behaviour.uses_tick else 0
+
+    @property
     def may_fire_early(self) -> bool:
         """Can a task fire before its expiration under this profile (with this tick)?"""
-        return self.behaviour.uses_tick and self.tick > 1
+        return self.max_early_ms > 0
 
     @property
     def fires_inside_add(self) -> bool:
@@ -120,9 +126,6 @@ class Profile:
         """After an advance that saw the clock at ``now``, must a pending task have fired?"""
         return self.earliest(exp) <= now
 
-    def fires_nonpositive_in_add(self) -> bool:
-        return self.fires_inside_add
-
     def describe(self) -> str:
         rule = self.behaviour.rule.format(tick=self.tick)
         late = f", late by at most {self.lateness_ms} ms" if self.lateness_ms is not None else ""
@@ -131,8 +134,7 @@ class Profile:
 
 def profile(name: str, tick: int = 1, lateness_ms: int | None = None) -> Profile:
     """Look a profile up by name; raises ``ValueError`` naming the known profiles."""
-    if name not in PROFILE_NAMES:
-        raise ValueError(f"unknown profile {name!r} (known: {', '.join(PROFILE_NAMES)})")
+    behaviour(name)  # refuses an unknown name
     if tick < 1:
         raise ValueError(f"profile tick must be >= 1, got {tick}")
     return Profile(name, tick, lateness_ms)

@@ -36,9 +36,6 @@ HOMES = {PROFILE: "spec/profiles.py", NUMBER: "spec/limits.py", CAUSED_SET: "spe
 CAUSED_NAMES = frozenset(c.__name__ for c in CAUSED)
 CAUSED_KIND_SET = frozenset(CAUSED_KINDS)
 
-#: Sites allowed to restate a fact, by (file, rule) -> the reason.  Empty: keep it so, or give the
-#: reason here (test_allow_list_is_not_stale says when an entry is no longer needed).
-ALLOWED: dict[tuple[str, str], str] = {}
 
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Pow: operator.pow,
         ast.LShift: operator.lshift, ast.FloorDiv: operator.floordiv, ast.BitOr: operator.or_}
@@ -112,15 +109,9 @@ def scan_tree(root: Path = ROOT) -> list[tuple[str, int, str, str]]:
 
 
 def test_the_tree_restates_no_semantic_fact() -> None:
-    found = [f for f in scan_tree() if (f[0], f[2]) not in ALLOWED]
+    found = scan_tree()
     assert not found, "semantic facts restated outside spec/ (ask spec.profiles / import spec.limits):\n" + \
         "\n".join(f"  {rel}:{line}: {rule}: {what}" for rel, line, rule, what in found)
-
-
-def test_allow_list_is_not_stale() -> None:
-    hit = {(f[0], f[2]) for f in scan_tree()}
-    stale = [k for k in ALLOWED if k not in hit]
-    assert not stale, f"these files are converted now: remove them from ALLOWED: {stale}"
 
 
 def test_scanner_catches_planted_restatements(tmp_path: Path) -> None:

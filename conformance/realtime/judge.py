@@ -37,7 +37,8 @@ from wheelspec.conformance.realtime.adapters import RtOutcome
 from wheelspec.conformance.realtime.schedule import DEFAULT_SLACK_MS, HUGE_DELAYS, RtSchedule
 from wheelspec.spec import properties
 from wheelspec.spec.findings import Finding
-from wheelspec.spec.profiles import STRICT, behaviour
+from wheelspec.spec.profiles import STRICT
+from wheelspec.spec.profiles import profile as make_profile
 
 #: the properties judged, in report order (registered in :mod:`wheelspec.spec.properties`)
 PROPS = properties.names(properties.REALTIME)
@@ -62,7 +63,7 @@ def judge_outcome(schedule: RtSchedule, out: RtOutcome, *, profile: str = STRICT
                   slack_ms: int = DEFAULT_SLACK_MS) -> RtVerdict:
     """Judge one run (module doc).  ``exp`` of a schedule is its add's stamp plus its delay.
     A profile whose firing window is a tick (kafka) may fire up to ``resolution_ms - 1`` ms early."""
-    early_us = (resolution_ms - 1) * 1000 if behaviour(profile).uses_tick else 0
+    early_us = make_profile(profile, tick=resolution_ms).max_early_ms * 1000
     late_us = (resolution_ms + slack_ms) * 1000
     end_us = schedule.run_ms * 1000
     adds: list[dict[str, Any]] = []  # per seq
