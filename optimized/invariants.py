@@ -138,7 +138,12 @@ def check_timer(timer: ArrayTimer) -> None:
 
 def check_purgatory(p: ArrayPurgatory) -> None:
     """Watch lists and counters of an :class:`~.purgatory.ArrayPurgatory` (and its timer)."""
-    check_timer(p.timer)
+    from .mock_timer import ArrayMockTimer, check_mock_timer
+
+    if isinstance(p.timer, ArrayMockTimer):
+        check_mock_timer(p.timer)
+    else:
+        check_timer(p.timer)
     P, kt, we, opt = p.P, p.kt, p.we, p.opt
     total = 0
     for key in range(p.num_keys):

@@ -13,6 +13,11 @@ force); an ``expire`` completion is followed by ``onExpiration`` (wheelspec's ``
 Batch API: ``watch_many``, ``set_completable_many``, ``check_many``, ``force_complete_many``,
 ``cancel_for_key``, ``advance_to``; queries ``watched()``, ``num_delayed()``, ``estimated``.
 
+Every call validates all its arguments before it changes anything: a batch with a bad element
+anywhere (an id out of range, a bool where an id goes, a flag that is not a bool, a length that
+differs) raises a one-line error and leaves the purgatory and its timer exactly as they were
+(docs/ENGINE.md, "API validation").
+
 Debug mode (``debug=True`` or ``WHEELSPEC_DEBUG=1``) runs the checked builds of the purgatory's and
 its timer's kernels (a failed check raises :class:`~wheelspec.spec.errors.InvariantError` with the
 state it saw) and checks every structural invariant after each call.
@@ -27,7 +32,8 @@ from wheelspec.spec.limits import MAX_DELAY_MS, MIN_DELAY_MS, RangeError, check_
 
 from . import layout as L
 from . import purgatory_kernels as PK
-from .timer import ArrayTimer, as_int_array, check_bounds, debug_default
+from .mock_timer import ArrayMockTimer
+from .timer import ArrayTimer, as_int_array, check_bounds, debug_flag
 
 Key = str | int
 
@@ -47,12 +53,17 @@ class PurgeReport:
 
 class ArrayPurgatory:
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
-                 purge_interval: int = 1000, capacity: int = 1024, debug: bool | None = None) -> None:
+                 purge_interval: int = 1000, capacity: int = 1024, debug: bool | None = None,
+                 timer: ArrayMockTimer | None = None) -> None:
         self.purge_interval = check_purge_interval(purge_interval)
-        self.debug = debug_default() if debug is None else bool(debug)
+        self.debug = debug_flag(debug)
         #: The kernels: the fast build (the module) or, in debug mode, the checked build.
         self._PK = PK.checked_kernels() if self.debug else PK
-        self.timer = ArrayTimer(tick_ms, wheel_size, start_ms, capacity, debug=self.debug)
+        #: The timeout timer: a SystemTimer on arrays, or the given MockTimer (strict-gt), whose
+        #: ``S[COUNT]`` and liveness bits the kernels use the same way.
+        self.timer: ArrayTimer | ArrayMockTimer = (
+            timer if timer is not None else ArrayTimer(tick_ms, wheel_size, start_ms, capacity, debug=self.debug))
+        capacity = self.timer.capacity
         self.P = np.zeros(PK.P_LEN, np.int64)
         self.opt = np.zeros((capacity, 3), np.int8)
         self.kt = np.full((16, 3), -1, np.int64)
@@ -81,8 +92,12 @@ class ArrayPurgatory:
     def key_id(self, key: Key) -> int:
         """The dense id of a watch key (allocated on first use)."""
         kid = self._keys.get(key)
-        if kid is None:
+        if kid is None or (type(key) is not str and type(key) is not int):
+            # Not found, or found through a key of another type that compares equal (True == 1,
+            # 1.0 == 1): check_key refuses those, rather than answering with key 1's id.
             key = check_key(key)
+            kid = self._keys.get(key)
+        if kid is None:
             kid = self._keys[key] = len(self._key_names)
             self._key_names.append(key)
             if kid >= self.kt.shape[0]:
@@ -91,7 +106,7 @@ class ArrayPurgatory:
         return kid
 
     def key_of(self, kid: int) -> Key:
-        return self._key_names[kid]
+        return self._key_names[check_range("key id", kid, 0, self.num_keys - 1)]
 
     @property
     def num_keys(self) -> int:
@@ -112,7 +127,8 @@ class ArrayPurgatory:
         return int(self.P[PK.P_EST])
 
     def is_completed(self, op: int) -> bool:
-        return bool(self.opt[op, PK.O_DONE])
+        """Whether operation ``op`` has completed (a negative id would read another op's row)."""
+        return bool(self.opt[check_range("op id", op, 0, self.opt.shape[0] - 1), PK.O_DONE])
 
     # -- batch API --------------------------------------------------------------------------------------
     def watch_many(self, ops: object, delays: object, key_ids: object,
@@ -123,21 +139,22 @@ class ArrayPurgatory:
         optionally completable at once, or completable from the second ``tryComplete`` on
         (``completes_on_retry``, see :class:`wheelspec.spec.ops.Watch`).  Returns ``(results,
         completions)``: ``results[i]`` is True iff the call itself completed the operation."""
-        ops_a = self._new_ops(ops)
+        # Every argument is checked before anything changes (the capacity included): a batch with
+        # a bad element anywhere leaves the purgatory as it was.
+        ops_a, top = self._new_ops(ops)
+        n = ops_a.shape[0]
         d = as_int_array("delays", delays)
-        if d.shape[0] != ops_a.shape[0]:
-            raise ValueError(f"ops and delays differ in length: {ops_a.shape[0]} != {d.shape[0]}")
+        if d.shape[0] != n:
+            raise ValueError(f"ops and delays differ in length: {n} != {d.shape[0]}")
         check_bounds("delays", d, MIN_DELAY_MS, MAX_DELAY_MS)
-        kstart, kids = self._key_rows(key_ids, ops_a.shape[0])
-        if completable is not None:
-            c = np.asarray(completable, dtype=bool)
-            if c.shape != ops_a.shape:
-                raise ValueError(f"ops and completable differ in length: {ops_a.shape[0]} != {c.shape}")
+        kstart, kids = self._key_rows(key_ids, n)
+        c = None if completable is None else _flags("completable", completable, n)
+        r = None if completes_on_retry is None else _flags("completes_on_retry", completes_on_retry, n)
+        if top > self.opt.shape[0]:
+            self.reserve(top)
+        if c is not None:
             self.opt[ops_a, PK.O_COMPLETABLE] = c
-        if completes_on_retry is not None:
-            r = np.asarray(completes_on_retry, dtype=bool)
-            if r.shape != ops_a.shape:
-                raise ValueError(f"ops and completes_on_retry differ in length: {ops_a.shape[0]} != {r.shape}")
+        if r is not None:
             # 2: not completable at the first look, completable from then on (a completable op
             # stays 1: its first look succeeds).
             self.opt[ops_a, PK.O_COMPLETABLE] = np.where(r & (self.opt[ops_a, PK.O_COMPLETABLE] == 0),
@@ -157,9 +174,10 @@ class ArrayPurgatory:
         return results, self._take_log()
 
     def set_completable_many(self, ops: object, values: object = True) -> None:
-        """Make ``tryComplete`` of these operations succeed (or fail) from now on."""
+        """Make ``tryComplete`` of these operations succeed (or fail) from now on.  ``values``: one
+        bool for all, or one per operation."""
         ops_a = self._known_ops(ops)
-        self.opt[ops_a, PK.O_COMPLETABLE] = np.broadcast_to(np.asarray(values, dtype=bool), ops_a.shape)
+        self.opt[ops_a, PK.O_COMPLETABLE] = _flags("values", values, ops_a.shape[0], one_for_all=True)
 
     def check_many(self, key_ids: object) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
         """``checkAndComplete`` for each key id in order; returns ``(counts, completions)``."""
@@ -212,21 +230,26 @@ class ArrayPurgatory:
             if self.debug:
                 self._check_error()
 
-    def _new_ops(self, ops: object) -> np.ndarray:
+    def _new_ops(self, ops: object) -> tuple[np.ndarray, int]:
+        """``ops`` checked as new operations: in range, never watched, no repeats.  Returns them
+        and the capacity they need (the largest + 1; 0 for none); growing is the caller's, after
+        its other checks, so that a refused batch does not grow the tables either."""
         a = as_int_array("ops", ops)
+        top = 0
         if a.size:
             top = int(a.max()) + 1
             if top > L.MAX_CAPACITY or a.min() < 0:
                 check_bounds("ops", a, 0, L.MAX_CAPACITY - 1)
-            if top > self.opt.shape[0]:
-                self.reserve(top)
-            bad = int(PK.validate_ops(self.opt, a, 0))
+            # Ids beyond the table are new: check against a grown copy, which is then dropped
+            # (validate_ops marks repeats in the table it is given and clears its marks).
+            opt = self.opt if top <= self.opt.shape[0] else L.grow_rows(self.opt, top, 0)
+            bad = int(PK.validate_ops(opt, a, 0))
             if bad >= 0:
                 op = int(a[bad])
-                if self.opt[op, PK.O_USED]:
+                if opt[op, PK.O_USED]:
                     raise ValueError(f"ops[{bad}]={op} was watched already (an operation is watched once)")
                 raise ValueError(f"ops contains the same operation id twice (ops[{bad}]={op})")
-        return a
+        return a, top
 
     def _known_ops(self, ops: object) -> np.ndarray:
         a = as_int_array("ops", ops)
@@ -291,6 +314,21 @@ class ArrayPurgatory:
             self._check_error()  # the kernels not checked where they are called
             from .invariants import check_purgatory
             check_purgatory(self)
+
+
+def _flags(name: str, values: object, n: int, one_for_all: bool = False) -> np.ndarray:
+    """``values`` as ``n`` flags: a bool array (or a list of Python or numpy bools) of length
+    ``n``, or with ``one_for_all`` also a single bool.  Strings and numbers are refused (numpy
+    would make ``"no"`` true)."""
+    v = np.asarray(values)
+    if v.dtype.kind != "b":
+        raise TypeError(f"{name} must hold bools, got dtype {v.dtype}" if v.ndim else
+                        f"{name} must be a bool, got {type(values).__name__} {values!r}")
+    if one_for_all and v.ndim == 0:
+        return v
+    if v.shape != (n,):
+        raise ValueError(f"ops and {name} differ in length: {n} != {v.shape[0] if v.ndim == 1 else v.shape}")
+    return v
 
 
 __all__ = ["ArrayPurgatory", "PurgeReport", "RangeError"]

@@ -1,11 +1,16 @@
 """The per-operation API of the optimized engine: the same constructor, methods, return values and
-recorded events as :class:`wheelspec.reference.Simulation` (profile ``kafka``).
+recorded events as :class:`wheelspec.reference.Simulation` (profiles ``kafka`` and ``strict-gt``).
 
 One simulation owns a manual clock, an :class:`~.timer.ArrayTimer` for plain tasks and an
 :class:`~.purgatory.ArrayPurgatory` (with a timer of its own), exactly as the reference owns a
-``SystemTimer`` and a ``DelayedOperationPurgatory``.  Task and operation ids may be any int in
-``[0, MAX_ID]`` (:data:`wheelspec.spec.limits.MAX_ID`): they are mapped to dense rows by a dict
-here, so the engine's arrays stay as large as the number of distinct ids, not as the largest id.
+``SystemTimer`` and a ``DelayedOperationPurgatory``; under ``strict-gt`` both timers are
+:class:`~.mock_timer.ArrayMockTimer` (Kafka's test ``MockTimer``), as in the reference.  Task and
+operation ids may be any int in ``[0, MAX_ID]`` (:data:`wheelspec.spec.limits.MAX_ID`): they are
+mapped to dense rows by a dict here, so the engine's arrays stay as large as the number of
+distinct ids, not as the largest id.
+
+Ids and flags are checked as the reference checks them, before any lookup or change: an id is an
+int in ``[0, MAX_ID]`` (a bool is not: ``True`` would find id 1 in the dict), a flag a bool.
 
 This class pays a Python call per operation (about a microsecond or more); for throughput use the
 batch APIs of :class:`~.timer.ArrayTimer` and :class:`~.purgatory.ArrayPurgatory` directly.
@@ -19,16 +24,27 @@ import numpy as np
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 from wheelspec.spec.history import History
-from wheelspec.spec.limits import MAX_ID, check_delay, check_key, check_keys, check_range, check_time
-from wheelspec.spec.profiles import KAFKA, PROFILE_NAMES, behaviour
+from wheelspec.spec.limits import (
+    MAX_ID,
+    check_delay,
+    check_flag,
+    check_key,
+    check_keys,
+    check_range,
+    check_tick,
+    check_time,
+    check_wheel_size,
+)
+from wheelspec.spec.profiles import KAFKA, MOCK_SIZE_QUEUE, PROFILE_NAMES, STRICT_GT, behaviour, check_mock_size_rule
 
 from . import layout as L
+from .mock_timer import ArrayMockTimer
 from .purgatory import ArrayPurgatory, Key
 from .purgatory_kernels import VIA_EXPIRE, VIAS
 from .timer import ArrayTimer
 
-#: the profiles the engine implements (Kafka's SystemTimer)
-PROFILES = (KAFKA,)
+#: the profiles the engine implements, each by the Kafka class whose contract it is
+PROFILES = (KAFKA, STRICT_GT)
 
 
 class _IdMap:
@@ -57,20 +73,29 @@ class Simulation:
     """Drop-in for :class:`wheelspec.reference.Simulation` backed by the array engine."""
 
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
-                 purge_interval: int = 1000, profile: str = KAFKA, debug: bool | None = None) -> None:
+                 purge_interval: int = 1000, profile: str = KAFKA, debug: bool | None = None,
+                 mock_size: str = MOCK_SIZE_QUEUE) -> None:
         if profile not in PROFILES and profile in PROFILE_NAMES and behaviour(profile).kafka_class is not None:
             # another Kafka class's contract: the reference models it
-            raise NotImplementedError(f"the optimized engine implements profile {KAFKA!r} (SystemTimer) only; "
+            raise NotImplementedError(f"the optimized engine implements profiles {PROFILES} only; "
                                       f"use wheelspec.reference.Simulation for {profile!r} "
                                       f"({behaviour(profile).kafka_class})")
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES} for the optimized engine, got {profile!r}")
         self.profile = profile
-        self.tick_ms = tick_ms
-        self.wheel_size = wheel_size
+        # Validated for every profile, as the reference does (MockTimer ignores them).
+        self.tick_ms = check_tick(tick_ms)
+        self.wheel_size = check_wheel_size(wheel_size)
+        self.mock_size = check_mock_size_rule(mock_size)
         self.history = History()
-        self.timer = ArrayTimer(tick_ms, wheel_size, start_ms, capacity=64, debug=debug)
-        self.purgatory = ArrayPurgatory(tick_ms, wheel_size, start_ms, purge_interval, capacity=64, debug=debug)
+        self.timer: ArrayTimer | ArrayMockTimer
+        if behaviour(profile).kafka_class == "MockTimer":
+            self.timer = ArrayMockTimer(start_ms, capacity=64, size_rule=mock_size, debug=debug)
+            ptimer = ArrayMockTimer(start_ms, capacity=64, size_rule=mock_size, debug=debug)
+            self.purgatory = ArrayPurgatory(tick_ms, wheel_size, start_ms, purge_interval, debug=debug, timer=ptimer)
+        else:
+            self.timer = ArrayTimer(tick_ms, wheel_size, start_ms, capacity=64, debug=debug)
+            self.purgatory = ArrayPurgatory(tick_ms, wheel_size, start_ms, purge_interval, capacity=64, debug=debug)
         self._tasks = _IdMap()
         self._ops = _IdMap()
 
@@ -94,6 +119,7 @@ class Simulation:
         return exp
 
     def cancel(self, task_id: int) -> bool:
+        task_id = check_range("task id", task_id, 0, MAX_ID)
         row = self._tasks.get(task_id)
         if row is None:
             raise KeyError(f"cancel: unknown task id {task_id}")
@@ -126,25 +152,28 @@ class Simulation:
             raise ValueError(f"watch: op id {op_id} was used already (an operation is watched once)")
         keys = check_keys(keys)
         delay_ms = check_delay(delay_ms)
+        completable = check_flag("completable", completable)
+        completes_on_retry = check_flag("completes_on_retry", completes_on_retry)
         row = self._ops.new(op_id)
         kids = [[self.purgatory.key_id(k) for k in keys]]
-        results, completions = self.purgatory.watch_many([row], [delay_ms], kids, [bool(completable)],
-                                                         completes_on_retry=[bool(completes_on_retry)])
+        results, completions = self.purgatory.watch_many([row], [delay_ms], kids, [completable],
+                                                         completes_on_retry=[completes_on_retry])
         self._completions(completions)
         result = bool(results[0])
         self.history(ev.TryCompleteElseWatch(self.now, op_id, delay_ms, keys, result))
         return result
 
     def _op(self, what: str, op_id: int) -> int:
-        row = self._ops.get(op_id)
+        row = self._ops.get(check_range("op id", op_id, 0, MAX_ID))
         if row is None:
             raise KeyError(f"{what}: unknown op id {op_id}")
         return row
 
     def set_completable(self, op_id: int, value: bool = True) -> None:
+        value = check_flag("value", value)
         row = self._op("set_completable", op_id)
-        self.purgatory.set_completable_many([row], bool(value))
-        self.history(ev.SetCompletable(self.now, op_id, bool(value)))
+        self.purgatory.set_completable_many([row], value)
+        self.history(ev.SetCompletable(self.now, op_id, value))
 
     def check_and_complete(self, key: Key) -> int:
         check_key(key)

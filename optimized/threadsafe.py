@@ -9,6 +9,10 @@ flush with one read-write lock; the kernels are not written for concurrent mutat
 take the same lock (a plain ``threading.Lock``: nothing here calls back into the facade, so
 reentrancy is not needed).  The compiled kernels release the GIL (``nogil=True``), so threads
 that are *not* in the timer keep running while a large batch executes.
+
+A facade adds no checks of its own: each call goes to the wrapped object, which validates every
+argument before it changes anything, so a refused call raises the same error as without the
+facade, leaves the state as it was, and releases the lock (``with``).
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ def _locked(cls: type, methods: tuple[str, ...]) -> type:
 
 _SIM_METHODS = ("add", "cancel", "advance_to", "size", "watch", "set_completable", "check_and_complete",
                 "cancel_for_key", "force_complete", "watched", "num_delayed", "apply", "close")
-_TIMER_METHODS = ("add", "cancel", "add_many", "cancel_many", "advance_to", "size", "reserve", "levels")
+_TIMER_METHODS = ("add", "cancel", "add_many", "cancel_many", "advance_to", "size", "reserve", "levels",
+                  "is_scheduled")
 
 
 class LockedSimulation(_locked(Simulation, _SIM_METHODS)):  # type: ignore[misc]  # a base built at run time

@@ -16,12 +16,15 @@ Batch API (numpy in, numpy out; one compiled call per batch):
   bucket; every task fired at clock reading ``t``, in Kafka's order.
 
 Per-operation API: ``add(id, delay) -> (exp, fired_ids, fired_exps)``, ``cancel(id) -> bool``,
-``size()``, ``now``.
+``is_scheduled(id) -> bool``, ``size()``, ``now``.
 
-Validation happens here, in Python, before any compiled code runs: ids outside ``[0, capacity)``,
-delays outside :data:`wheelspec.spec.limits.MIN_DELAY_MS` .. ``MAX_DELAY_MS``, times outside
-``[now, MAX_TIME_MS]``, non-integer arrays and length mismatches raise a one-line error naming the
-argument and the first offending position.  That is what keeps the kernels in bounds.
+Validation happens here, in Python, before any compiled code runs and before any state changes (a
+refused call leaves the timer exactly as it was): ids outside ``[0, capacity)`` (negative ids
+included: they would index another id's bit), delays outside
+:data:`wheelspec.spec.limits.MIN_DELAY_MS` .. ``MAX_DELAY_MS``, times outside ``[now,
+MAX_TIME_MS]``, non-integer arrays, bools given as ids (``True`` is not task 1) and length
+mismatches raise a one-line error naming the argument and the first offending position.  That is
+what keeps the kernels in bounds.  docs/ENGINE.md ("API validation") lists the rules.
 
 Debug mode (``debug=True`` or the environment variable ``WHEELSPEC_DEBUG=1``) runs the checked
 build of the kernels (:func:`.timer_kernels.checked_kernels`: hot-path assertions with the state
@@ -40,6 +43,7 @@ from wheelspec.spec.limits import (
     MAX_DELAY_MS,
     MIN_DELAY_MS,
     RangeError,
+    check_flag,
     check_range,
     check_tick,
     check_time,
@@ -58,8 +62,19 @@ def debug_default() -> bool:
     return os.environ.get("WHEELSPEC_DEBUG", "") not in ("", "0")
 
 
+def debug_flag(debug: object) -> bool:
+    """The ``debug`` argument of a constructor: None (the environment decides) or a real bool."""
+    return debug_default() if debug is None else check_flag("debug", debug)
+
+
+#: Python's and numpy's bools: numpy turns ``[1, True]`` into an int array, so a list is searched
+#: for them before conversion.
+_BOOL_TYPES = frozenset((bool, np.bool_))
+
+
 def as_int_array(name: str, values: object) -> np.ndarray:
-    """``values`` as a 1-d int64 array; refuses floats, bools and other non-integer data."""
+    """``values`` as a 1-d int64 array; refuses floats, bools (a bool array, or a bool anywhere in
+    a list or tuple: ``True`` is not the id 1) and other non-integer data."""
     a = np.asarray(values)
     if a.ndim != 1:
         raise ValueError(f"{name} must be a 1-d sequence of integers, got an array of shape {a.shape}")
@@ -67,6 +82,11 @@ def as_int_array(name: str, values: object) -> np.ndarray:
         return np.zeros(0, np.int64)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integers, got dtype {a.dtype}")
+    # numpy converted the elements in C; collecting their types with map and set stays in C too
+    # (no Python-level loop), and costs less than the conversion.
+    if isinstance(values, (list, tuple)) and not _BOOL_TYPES.isdisjoint(set(map(type, values))):
+        i = next(i for i, v in enumerate(values) if type(v) in _BOOL_TYPES)
+        raise TypeError(f"{name}[{i}]={values[i]!r} is a bool, not an integer id")
     if a.dtype.kind == "u" and a.dtype.itemsize == 8 and int(a.max()) > 2**63 - 1:
         raise RangeError(f"{name}[{int(np.argmax(a))}]={int(a.max())} does not fit int64")
     return np.ascontiguousarray(a, dtype=np.int64)
@@ -92,7 +112,7 @@ class ArrayTimer:
         capacity = check_range("capacity", capacity, 1, L.MAX_CAPACITY)
         self.tick_ms = tick_ms
         self.wheel_size = wheel_size
-        self.debug = debug_default() if debug is None else bool(debug)
+        self.debug = debug_flag(debug)
         #: The kernels this timer runs: the fast build (the module itself, so that its attributes
         #: are looked up at each call), or in debug mode the checked build.
         self._K = K.checked_kernels() if self.debug else K
@@ -207,7 +227,10 @@ class ArrayTimer:
         return r
 
     def is_scheduled(self, task_id: int) -> bool:
-        return bool((int(self.live[task_id >> 6]) >> (task_id & 63)) & 1)
+        """Whether task ``task_id`` is pending (its liveness bit).  The id is checked like
+        ``add``'s: a negative id would read another id's bit (``live[-1]``)."""
+        t = check_range("task id", task_id, 0, self.tk.shape[0] - 1)
+        return bool((int(self.live[t >> 6]) >> (t & 63)) & 1)
 
     def nbytes(self) -> int:
         """Bytes held by the timer's arrays (task table, chunk pool, buckets, heap, levels, buffers)."""

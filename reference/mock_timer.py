@@ -1,40 +1,58 @@
 """Kafka's test ``MockTimer``: the *strict-gt* profile, a different contract from SystemTimer.
 
-* ``add(task)``: a task with ``delay_ms <= 0`` runs synchronously inside ``add`` and gets no entry
-  (so an earlier entry of the same task stays scheduled and will run too); otherwise an entry
-  ``(now + delay, task)`` goes into a priority queue.
-* ``advance_clock(timeout_ms)``: the manual clock moves forward by ``timeout_ms`` (Kafka's
-  ``time.sleep``), then every entry with ``now > exp`` (strictly) is dequeued, in expiration order,
-  and run unless cancelled.
-* ``size()``: the length of the queue, which still counts cancelled and superseded entries.
+Modelled on ``org.apache.kafka.server.util.timer.MockTimer`` (server-common test sources, the
+Java port of the Scala ``kafka.utils.timer.MockTimer``; read at apache/kafka 1eb7644349c):
 
-Kafka's queue is a Scala ``PriorityQueue`` ordered by expiration only, so its order among equal
-expirations is unspecified; this model breaks ties first-in-first-out (SEMANTICS.md).
+* ``add(task)``: ``if (timerTask.delayMs <= 0) timerTask.run();`` -- the task runs synchronously
+  inside ``add`` and gets no entry (its existing entry, if any, is left as it is); otherwise
+  ``taskQueue.add(new TimerTaskEntry(timerTask, timerTask.delayMs + time.milliseconds()))``: the
+  new entry's constructor makes itself the task's entry, so an earlier entry of the same task is
+  superseded (it stays queued, and ``cancelled()`` is true for it).
+* ``advanceClock(timeoutMs)``: ``time.sleep(timeoutMs)``, then while the head has ``now >
+  expirationMs`` (strictly) poll it and run it unless ``cancelled()``.
+* ``size()``: ``taskQueue.size()``, which counts cancelled and superseded entries until they are
+  dequeued (the pinned rule, :data:`wheelspec.spec.profiles.MOCK_SIZE_QUEUE`); the variant
+  :data:`~wheelspec.spec.profiles.MOCK_SIZE_LIVE` counts only entries still current.
+* ``cancel`` is ``TimerTask.cancel()``: the task forgets its entry; the entry stays queued (it is
+  in no ``TimerTaskList``, so ``remove()`` unlinks nothing) and is dropped unrun when dequeued.
+
+The queue is a ``java.util.PriorityQueue`` compared on ``expirationMs`` only; entries with equal
+expirations come out in that heap's order (:mod:`.priority_queue`, the code the delay queue uses),
+not first-in-first-out.
+
+Kafka's ``TimerTask.delayMs`` is final, so a caller cannot re-add a task with a new delay: it
+cancels the old task and adds a new one.  That is the driver's business
+(:meth:`wheelspec.reference.simulation.Simulation.add`); this class takes tasks as Kafka's does.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import threading
 from collections.abc import Callable
 
 from wheelspec.spec.events import Event, Fire
+from wheelspec.spec.profiles import MOCK_SIZE_QUEUE, check_mock_size_rule
 
 from .clock import ManualClock
+from .priority_queue import JdkPriorityQueue
 from .task import TimerTask, TimerTaskEntry
 
 
+def _expiration(entry: TimerTaskEntry) -> int:
+    return entry.expiration_ms  # Comparator.comparingLong(entry -> entry.expirationMs)
+
+
 class MockTimer:
-    def __init__(self, clock: ManualClock | None = None, listener: Callable[[Event], None] | None = None) -> None:
+    def __init__(self, clock: ManualClock | None = None, listener: Callable[[Event], None] | None = None,
+                 size_rule: str = MOCK_SIZE_QUEUE) -> None:
         self.clock = clock if clock is not None else ManualClock()
         self._listener = listener
-        self._queue: list[tuple[int, int, TimerTaskEntry]] = []
+        self.size_rule = check_mock_size_rule(size_rule)
+        self._queue: JdkPriorityQueue[TimerTaskEntry] = JdkPriorityQueue(_expiration)
         # The entries still in the queue, so that a cancel can report whether it hit a queued
         # entry (Kafka's entries here are never linked in a bucket, so TimerTask.cancel cannot tell).
         self._queued: set[TimerTaskEntry] = set()
-        self._seq = itertools.count()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # synchronized (taskQueue)
 
     def add(self, task: TimerTask) -> int:
         now = self.clock.now_ms()
@@ -44,7 +62,7 @@ class MockTimer:
         else:
             with self._lock:
                 entry = TimerTaskEntry(task, exp)
-                heapq.heappush(self._queue, (exp, next(self._seq), entry))
+                self._queue.offer(entry)
                 self._queued.add(entry)
         return exp
 
@@ -54,13 +72,14 @@ class MockTimer:
         executed = False
         while True:
             with self._lock:
-                if not self._queue or not now > self._queue[0][0]:
+                head = self._queue.peek()
+                if head is None or not now > head.expiration_ms:
                     break
-                _, _, entry = heapq.heappop(self._queue)
-                self._queued.discard(entry)
-            if not entry.cancelled():
-                assert entry.timer_task is not None
-                self._fire(entry.timer_task, entry.expiration_ms)
+                self._queue.poll()
+                self._queued.discard(head)
+            if not head.cancelled():
+                assert head.timer_task is not None
+                self._fire(head.timer_task, head.expiration_ms)
                 executed = True
         return executed
 
@@ -69,7 +88,13 @@ class MockTimer:
         return entry is not None and entry in self._queued
 
     def size(self) -> int:
-        return len(self._queue)
+        if self.size_rule == MOCK_SIZE_QUEUE:
+            return len(self._queue)
+        return sum(1 for e in self._queue.array if not e.cancelled())
+
+    def entries(self) -> list[TimerTaskEntry]:
+        """The queue's heap array (slot 0 the head), for invariant checks and white-box tests."""
+        return list(self._queue.array)
 
     def close(self) -> None:
         pass

@@ -133,7 +133,11 @@ class DelayedOperationPurgatory:
         self.purge_interval = check_purge_interval(purge_interval)
         self.timer: Timer = timer if timer is not None else SystemTimer(name=name)
         self.timer_enabled = timer_enabled
-        self._lists = [WatcherList() for _ in range(shards)]
+        # A shard is made when a key first lands in it: Kafka allocates all 512 up front, but a
+        # checker builds thousands of short-lived purgatories, and 512 locks each cost more than
+        # the schedule they judge.  Which shards exist changes nothing observable.
+        self._lists: list[WatcherList | None] = [None] * shards
+        self._lists_lock = threading.Lock()
         self._estimated = 0
         self._estimated_lock = threading.Lock()
         self._listener = listener
@@ -179,7 +183,7 @@ class DelayedOperationPurgatory:
             return watchers.cancel() if watchers is not None else []
 
     def watched(self) -> int:
-        return sum(len(w) for wl in self._lists for w in list(wl.watchers_by_key.values()))
+        return sum(len(w) for wl in self._made_lists() for w in list(wl.watchers_by_key.values()))
 
     def num_delayed(self) -> int:
         return self.timer.size()
@@ -196,7 +200,7 @@ class DelayedOperationPurgatory:
                 before = self._estimated
                 self._estimated = delayed = self.num_delayed()
             purged = 0
-            for wl in self._lists:
+            for wl in self._made_lists():
                 with wl.lock:
                     all_watchers = list(wl.watchers_by_key.values())
                 for w in all_watchers:
@@ -214,7 +218,17 @@ class DelayedOperationPurgatory:
 
     # -- internals --------------------------------------------------------------------------------
     def _list_for(self, key: Key) -> WatcherList:
-        return self._lists[shard_of(key, len(self._lists))]
+        i = shard_of(key, len(self._lists))
+        wl = self._lists[i]
+        if wl is None:
+            with self._lists_lock:  # two threads must not make two lists for one shard
+                wl = self._lists[i]
+                if wl is None:
+                    wl = self._lists[i] = WatcherList()
+        return wl
+
+    def _made_lists(self) -> list[WatcherList]:
+        return [wl for wl in self._lists if wl is not None]
 
     def _watch_for_operation(self, key: Key, op: DelayedOperation) -> None:
         wl = self._list_for(key)

@@ -21,6 +21,7 @@ from wheelspec.spec.history import History
 from wheelspec.spec.limits import (
     MAX_ID,
     check_delay,
+    check_flag,
     check_key,
     check_keys,
     check_range,
@@ -28,7 +29,7 @@ from wheelspec.spec.limits import (
     check_time,
     check_wheel_size,
 )
-from wheelspec.spec.profiles import KAFKA, STRICT_GT, behaviour
+from wheelspec.spec.profiles import KAFKA, MOCK_SIZE_QUEUE, STRICT_GT, behaviour, check_mock_size_rule
 
 from .clock import ManualClock
 from .mock_timer import MockTimer
@@ -43,13 +44,15 @@ PROFILES = (KAFKA, STRICT_GT)
 
 class Simulation:
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
-                 purge_interval: int = 1000, profile: str = KAFKA) -> None:
+                 purge_interval: int = 1000, profile: str = KAFKA, mock_size: str = MOCK_SIZE_QUEUE) -> None:
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES} for the reference, got {profile!r}")
         self.profile = profile
         # Validated for every profile (strict-gt ignores them, but a bad value is still a bug).
         self.tick_ms = check_tick(tick_ms)
         self.wheel_size = check_wheel_size(wheel_size)
+        #: MockTimer's size rule (spec.profiles.MOCK_SIZE_RULES; only a MockTimer profile uses it)
+        self.mock_size = check_mock_size_rule(mock_size)
         self.clock = ManualClock(start_ms)
         self.history = History()
         self.timer = self._new_timer(listener=self.history)
@@ -60,7 +63,7 @@ class Simulation:
 
     def _new_timer(self, listener):
         if behaviour(self.profile).kafka_class == "MockTimer":
-            return MockTimer(self.clock, listener=listener)
+            return MockTimer(self.clock, listener=listener, size_rule=self.mock_size)
         return SystemTimer(self.tick_ms, self.wheel_size, clock=self.clock, listener=listener)
 
     @property
@@ -72,17 +75,20 @@ class Simulation:
         """Schedule (or re-schedule) task ``task_id``; returns its expiration."""
         task_id = check_range("task id", task_id, 0, MAX_ID)
         delay_ms = check_delay(delay_ms)
-        task = self.tasks.get(task_id)
-        if task is None:
-            task = self.tasks[task_id] = TimerTask(delay_ms, task_id)
-        else:
-            task.delay_ms = delay_ms
+        old = self.tasks.get(task_id)
+        if old is not None:
+            # Kafka's TimerTask.delayMs is final: a caller re-schedules by cancelling the task and
+            # adding a new one.  (SystemTimer: the same as re-adding the task; MockTimer: a delay
+            # <= 0 re-add runs the new task inside add and the old entry never runs.)
+            old.cancel()
+        task = self.tasks[task_id] = TimerTask(delay_ms, task_id)
         exp = self.timer.add(task)
         self.history(ev.Add(self.now, task_id, delay_ms, exp))
         return exp
 
     def cancel(self, task_id: int) -> bool:
-        task = self.tasks.get(task_id)
+        # Checked before the lookup: True == 1 would find task 1.
+        task = self.tasks.get(check_range("task id", task_id, 0, MAX_ID))
         if task is None:
             raise KeyError(f"cancel: unknown task id {task_id}")
         entry = task.timer_task_entry()
@@ -113,6 +119,8 @@ class Simulation:
         if op_id in self.ops:
             raise ValueError(f"watch: op id {op_id} was used already (an operation is watched once)")
         keys = check_keys(keys)
+        completable = check_flag("completable", completable)
+        completes_on_retry = check_flag("completes_on_retry", completes_on_retry)
         op = self.ops[op_id] = MockDelayedOperation(delay_ms, op_id, self.clock, self.history, completable,
                                                          completes_on_retry)
         result = self.purgatory.try_complete_else_watch(op, keys)
@@ -120,14 +128,15 @@ class Simulation:
         return result
 
     def _op(self, what: str, op_id: int) -> MockDelayedOperation:
-        op = self.ops.get(op_id)
+        op = self.ops.get(check_range("op id", op_id, 0, MAX_ID))
         if op is None:
             raise KeyError(f"{what}: unknown op id {op_id}")
         return op
 
     def set_completable(self, op_id: int, value: bool = True) -> None:
-        self._op("set_completable", op_id).completable = bool(value)
-        self.history(ev.SetCompletable(self.now, op_id, bool(value)))
+        value = check_flag("value", value)
+        self._op("set_completable", op_id).completable = value
+        self.history(ev.SetCompletable(self.now, op_id, value))
 
     def check_and_complete(self, key: Key) -> int:
         n = self.purgatory.check_and_complete(check_key(key))

@@ -39,8 +39,12 @@ Timer (Kafka ``SystemTimer`` / ``MockTimer``):
 ``fire-once``
     a fire matches the task's live *schedule* (the latest ``Add`` of it, not yet fired or
     cancelled) and each schedule fires at most once; an entry superseded by a re-add never fires.
-    Exception (strict-gt only, Kafka's MockTimer): an ``Add`` with delay <= 0 runs inside add and
-    does *not* supersede the task's earlier entry, which stays scheduled and fires later.
+    Under strict-gt (Kafka's MockTimer) an ``Add`` with delay <= 0 runs inside add and makes no
+    entry; it supersedes the task's earlier entry like any re-add (a Kafka caller cancels the old
+    task: ``TimerTask.delayMs`` is final), which then never fires but stays in ``size``.
+``fire-unknown-task``
+    no ``Fire`` of a task id that no earlier ``Add`` named (a fire inside an add of the task
+    counts as after it).
 ``no-fire-after-cancel``
     no fire of a schedule after a ``Cancel`` of its task (until the task is re-added).  Histories
     are sequential, so Kafka's race window (a cancel racing a bucket flush) cannot appear in them.
@@ -299,7 +303,11 @@ class _Judge:
                       f"reports exp {e.exp}, not now + delay = {e.now + e.delay}")
         transient = p.fires_inside_add and e.delay <= 0
         if transient:
-            # Kafka's MockTimer runs it inside add and makes no entry: the old entry stays live.
+            # Kafka's MockTimer runs it inside add and makes no entry.  A Kafka caller re-adds by
+            # cancelling the old task (TimerTask.delayMs is final), so the old entry never runs.
+            old = self.live.pop(e.task, None)
+            if old is not None:
+                self.superseded_by[old] = i
             fired_inside = False
             for j in window:
                 c = self.events[j]
@@ -360,7 +368,8 @@ class _Judge:
         if claimed is None:
             prior = self.sched_of_task.get(f.task)
             if not prior:
-                self.flag("fire-once", (j,), f"task {f.task} fired at {f.now} (exp {f.exp}) but was never added")
+                self.flag("fire-unknown-task", (j,),
+                          f"task {f.task} fired at {f.now} (exp {f.exp}) but was never added")
             else:
                 last = prior[-1]
                 self.flag("fire-once", (last, j), f"task {f.task} fired at {f.now} with exp {f.exp}, which no "

@@ -13,9 +13,9 @@ The property encodings (each mirrors the fast path's predicate):
   ``exp = q*tick + r, 0 <= r < tick``, earliest ``q*tick``; strict: exp; strict-gt: exp + 1 unless
   an add of the same task and expiration with delay <= 0 follows it in the window), resp.
   ``now - exp <= lateness``;
-* ``fire-once`` / ``no-fire-after-cancel``: for each fire, the latest event of its task before it
-  among {schedule-making add, cancel, fire} is an add with the fire's expiration (a cancel,
-  an earlier fire of that add, or a re-add in between breaks it);
+* ``fire-once`` / ``fire-unknown-task`` / ``no-fire-after-cancel``: for each fire, the latest
+  event of its task before it among {schedule-making add, cancel, fire} is an add with the fire's
+  expiration (a cancel, an earlier fire of that add, or a re-add in between breaks it);
 * ``no-lost-task``: an add whose window must have started by the advance is ended (fired,
   cancelled, re-added) by some event of its task before that advance;
 * ``complete-once``: no two completes of one op; ``expire-rule``: an expire follows a complete of
@@ -53,7 +53,8 @@ KINDS = {cls: i for i, cls in enumerate((ev.Add, ev.Fire, ev.Cancel, ev.Advance,
 VIA = {"try": 0, "check": 1, "expire": 2, "force": 3}
 WHAT = {"size": 0, "num_delayed": 1, "watched": 2}
 #: every property of :data:`.checker.PROPERTIES`; the last six are in :mod:`.checker_z3_results`
-ENCODED = ("well-formed", "no-early-fire", "late-fire", "fire-once", "no-fire-after-cancel", "no-lost-task",
+ENCODED = ("well-formed", "no-early-fire", "late-fire", "fire-once", "fire-unknown-task", "no-fire-after-cancel",
+           "no-lost-task",
            "complete-once", "expire-rule", "no-early-expire", "no-lost-operation", "check-count",
            "watch-result", "force-result",
            "cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed")
@@ -177,9 +178,10 @@ def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
     fire is a schedule-making add with that fire's expiration."""
 
     def touches(a: int, j: int) -> z3.BoolRef:
-        """Event ``a`` is an add, a cancel or an out-of-add fire of the task fired at ``j``."""
+        """Event ``a`` is an add, a cancel or an out-of-add fire of the task fired at ``j`` (every add
+        replaces the task's entry; under strict-gt one with delay <= 0 leaves none behind)."""
         return z3.And(w.f("id", a) == w.f("id", j),
-                      z3.Or(_sched(w, p, a), w.kind(a, ev.Cancel), z3.And(w.kind(a, ev.Fire), z3.Not(_in_add(w, a)))))
+                      z3.Or(w.kind(a, ev.Add), w.kind(a, ev.Cancel), z3.And(w.kind(a, ev.Fire), z3.Not(_in_add(w, a)))))
 
     def ran_inside(a: int, before: int) -> z3.BoolRef:
         """Some fire earlier than ``before`` ran inside add ``a`` (consuming its schedule)."""
@@ -194,7 +196,7 @@ def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
         x = w.closing(j)
         # a fire inside an add of its own task comes after that add replaced the task's entry
         # (Kafka's TimerTaskEntry removes the old entry first): the add counts as the latest touch
-        replaced = [z3.And(w.f("id", x) == w.f("id", j), _sched(w, p, x))] if x in w.labels and x != j else []
+        replaced = [z3.And(w.f("id", x) == w.f("id", j), w.kind(x, ev.Add))] if x in w.labels and x != j else []
         for a in same:
             later_quiet = z3.And([z3.Not(touches(b, j)) for b in same if b > a] + [z3.Not(r) for r in replaced]
                                  or [z3.BoolVal(True)])
@@ -218,12 +220,12 @@ def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
         for v in w.idx:
             if v <= a:
                 continue
-            # ended by its fire, a cancel, or a re-add that makes a new schedule (under strict-gt a
-            # delay <= 0 add runs inside add and leaves the schedule in place)
+            # ended by its fire, a cancel, or any re-add (under strict-gt a delay <= 0 re-add runs a
+            # new task inside add: a Kafka caller cancels the old one, TimerTask.delayMs is final)
             ended = [z3.And(w.f("id", b) == w.f("id", a),
                             z3.Or(z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a),
                                          z3.Not(_in_add(w, b)) if p.fires_inside_add else z3.BoolVal(True)),
-                                  w.kind(b, ev.Cancel), _sched(w, p, b)))
+                                  w.kind(b, ev.Cancel), w.kind(b, ev.Add)))
                      for b in w.idx if a < b < v]
             due = _earliest(p, w.f("exp", a), f"l{a}_{v}", side) <= w.f("now", v)
             out.append(z3.Implies(z3.And(_sched(w, p, a), w.kind(v, ev.Advance), due),
@@ -415,7 +417,7 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
         return w, _well_formed(w), side
     if prop in ("no-early-fire", "late-fire"):
         return w, _fire_rule(w, p, side), side
-    if prop in ("fire-once", "no-fire-after-cancel"):
+    if prop in ("fire-once", "fire-unknown-task", "no-fire-after-cancel"):
         return w, _match_rule(w, p), side
     if prop == "no-lost-task":
         return w, _lost_rule(w, p, side), side

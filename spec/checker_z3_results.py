@@ -211,7 +211,7 @@ def _ends(w: _Window, g: _Groups, p: Profile, a: int, b: int) -> z3.BoolRef:
         return z3.And(same, fire)
     if p.fires_inside_add:
         fire = z3.And(fire, z3.Not(_first_in_transient(w, g, b)))
-    return z3.And(same, z3.Or(_sched(w, p, b), w.kind(b, ev.Cancel), fire))
+    return z3.And(same, z3.Or(w.kind(b, ev.Add), w.kind(b, ev.Cancel), fire))  # any re-add replaces
 
 
 def _live(w: _Window, g: _Groups, p: Profile, a: int, o: int) -> z3.BoolRef:

@@ -83,6 +83,20 @@ def check_purge_interval(purge_interval: object) -> int:
     return check_range("purge_interval", purge_interval, 0, MAX_PURGE_INTERVAL)
 
 
+def check_flag(name: str, value: object) -> bool:
+    """A flag (``completable``, ``value``, ``debug``...) is a real bool: ``True``, ``False`` or
+    numpy's scalar bool.  Anything else is refused, where ``bool(value)`` would quietly make the
+    string ``"no"`` true and the int 2 a flag."""
+    if isinstance(value, bool):
+        return value
+    t = type(value)
+    # numpy's scalar bool (``numpy.bool``, ``numpy.bool_`` before numpy 2), recognised without
+    # importing numpy: spec/ depends on nothing.
+    if t.__module__ == "numpy" and t.__name__ in ("bool", "bool_"):
+        return bool(value)
+    raise TypeError(f"{name} must be a bool, got {t.__name__} {value!r}")
+
+
 def check_key(key: object) -> str | int:
     """Watch keys are ``str`` or ``int`` (hashable, stable across processes, JSON-representable)."""
     if isinstance(key, bool) or not isinstance(key, (str, int)):

@@ -5,7 +5,10 @@ A Hypothesis state machine draws wheel parameters (tick 1-50, wheel size 2-64, p
 ``wheelspec.optimized.Simulation`` with identical operations: add, re-add, cancel (also after a
 fire, and of unknown ids), advances by small, wheel-sized and huge steps and by zero, watches with
 1-5 keys (repeats allowed; completable at once, on the second try, or not), set_completable,
-check_and_complete, cancel_for_key, force_complete.
+check_and_complete, cancel_for_key, force_complete.  The same machines run under the strict-gt
+profile (Kafka's MockTimer on both sides, with either size rule; ``GtTimerLockstep``,
+``GtLockstep``), where small delays make many entries share an expiration and the JDK heap's tie
+order decides the fire order.
 After every step the two histories must hold identical events, and size, num_delayed and watched
 must agree; every call must return the same value or raise the same exception type.  The
 optimized side runs in debug mode, so its structural invariants are checked after every call too.
@@ -62,6 +65,29 @@ def opt_heap(timer: optimized.ArrayTimer) -> list[tuple[int, int, int]]:
     return [(b // w, b % w, int(timer.bk[b, 0])) for b in timer.heap[: timer.S[5]].tolist()]
 
 
+def ref_mock_queue(timer: reference.MockTimer) -> list[tuple[int, int, bool]]:
+    """The reference MockTimer's queue as (expiration, task, current), in heap-array order."""
+    return [(e.expiration_ms, e.timer_task.task_id, not e.cancelled() and timer.holds(e))  # type: ignore[union-attr]
+            for e in timer.entries()]
+
+
+def queues(sim: object) -> tuple[list, list]:
+    """White-box view of both timers' queues (delay queue of buckets, or MockTimer's entries)."""
+    if isinstance(sim, reference.Simulation):
+        if isinstance(sim.timer, reference.MockTimer):
+            return ref_mock_queue(sim.timer), ref_mock_queue(sim.purgatory.timer)  # type: ignore[arg-type]
+        return ref_heap(sim.timer), ref_heap(sim.purgatory.timer)  # type: ignore[arg-type]
+    assert isinstance(sim, optimized.Simulation)
+    if isinstance(sim.timer, optimized.ArrayTimer):
+        return opt_heap(sim.timer), opt_heap(sim.purgatory.timer)  # type: ignore[arg-type]
+
+    def ids(entries: list[tuple[int, int, bool]], ext: object) -> list[tuple[int, int, bool]]:
+        return [(e, int(ext[r]), c) for e, r, c in entries]  # type: ignore[index]  # dense row -> id
+
+    return (ids(sim.timer.entries(), sim._tasks.ext),
+            ids(sim.purgatory.timer.entries(), sim._ops.ext))  # type: ignore[union-attr]
+
+
 class TimerLockstep(RuleBasedStateMachine):
     """The timer rules alone: every step goes to the wheel, which makes the rare orders (buckets of
     several levels sharing an expiration) come up often enough to be checked."""
@@ -73,11 +99,18 @@ class TimerLockstep(RuleBasedStateMachine):
                 start=st.one_of(st.just(0), st.integers(0, 10**6)))
     def setup(self, tick: int, wheel: int, purge: int, start: int) -> None:
         self.tick, self.wheel = tick, wheel
-        self.ref = reference.Simulation(tick_ms=tick, wheel_size=wheel, start_ms=start, purge_interval=purge)
+        kw = self.profile_args()
+        self.ref = reference.Simulation(tick_ms=tick, wheel_size=wheel, start_ms=start, purge_interval=purge, **kw)
         self.opt = optimized.Simulation(tick_ms=tick, wheel_size=wheel, start_ms=start, purge_interval=purge,
-                                        debug=True)
+                                        debug=True, **kw)
         self.next_op = 0
         self.seen = 0
+
+    def profile_args(self) -> dict[str, str]:
+        return {}
+
+    def delay_strategy(self) -> st.SearchStrategy[int]:
+        return delays(self.tick, self.wheel, self.ref.now)
 
     def both(self, name: str, *args: object) -> object:
         """Call ``name`` on both; they must return the same value or raise the same type."""
@@ -96,7 +129,7 @@ class TimerLockstep(RuleBasedStateMachine):
         # Several adds per step: a uniform choice among a dozen rules would otherwise add too
         # few tasks for buckets to collide.
         for task in tasks:
-            self.both("add", task, data.draw(delays(self.tick, self.wheel, self.ref.now), label="delay"))
+            self.both("add", task, data.draw(self.delay_strategy(), label="delay"))
 
     @rule(task=TASKS)
     def cancel(self, task: int) -> None:
@@ -151,11 +184,10 @@ class TimerLockstep(RuleBasedStateMachine):
         assert self.ref.purgatory.num_delayed() == self.opt.purgatory.num_delayed()
         assert self.ref.purgatory.watched() == self.opt.purgatory.watched()
         assert self.ref.now == self.opt.now
-        # White-box: the delay queues hold the same buckets in the same heap positions.  With
-        # ties (buckets of several levels sharing an expiration) the fire order depends on the
-        # heap's shape, which this sees long before a fire order differs.
-        assert ref_heap(self.ref.timer) == opt_heap(self.opt.timer)
-        assert ref_heap(self.ref.purgatory.timer) == opt_heap(self.opt.purgatory.timer)
+        # White-box: the queues (delay queue of buckets, or MockTimer's entries) hold the same
+        # elements in the same heap positions.  With ties the fire order depends on the heap's
+        # shape, which this sees long before a fire order differs.
+        assert queues(self.ref) == queues(self.opt)
 
 
 class Lockstep(TimerLockstep):
@@ -165,8 +197,7 @@ class Lockstep(TimerLockstep):
     @rule(keys=st.lists(KEYS, min_size=1, max_size=5), completable=st.booleans(),
           on_retry=st.booleans(), data=st.data())
     def watch(self, keys: list[object], completable: bool, on_retry: bool, data: st.DataObject) -> None:
-        delay = data.draw(st.one_of(st.integers(-2, 3 * self.tick), delays(self.tick, self.wheel, self.ref.now)),
-                          label="delay")
+        delay = data.draw(st.one_of(st.integers(-2, 3 * self.tick), self.delay_strategy()), label="delay")
         self.both("watch", self.next_op, delay, keys, completable, on_retry)
         self.next_op += 1
 
@@ -192,9 +223,42 @@ class Lockstep(TimerLockstep):
         self.both("num_delayed")
 
 
+class GtMixin:
+    """The strict-gt profile: Kafka's MockTimer on both sides, with a size rule drawn per run."""
+
+    size_rule = "queue"
+
+    @initialize(tick=st.integers(1, 50), wheel=st.integers(2, 64), purge=st.integers(0, 50),
+                start=st.one_of(st.just(0), st.integers(0, 10**6)), size_rule=st.sampled_from(["queue", "live"]))
+    def setup(self, tick: int, wheel: int, purge: int, start: int, size_rule: str) -> None:
+        self.size_rule = size_rule
+        TimerLockstep.setup(self, tick, wheel, purge, start)  # type: ignore[arg-type]
+
+    def profile_args(self) -> dict[str, str]:
+        return {"profile": "strict-gt", "mock_size": self.size_rule}
+
+    def delay_strategy(self) -> st.SearchStrategy[int]:
+        # A narrow band (with <= 0 and the extremes) and small advance steps: many entries share
+        # an expiration, so the JDK heap's tie order decides the fire order.
+        return st.one_of(st.integers(-2, 4), st.integers(-2, 4), st.integers(0, 40),
+                         st.sampled_from([-MAX_DELAY_MS, MAX_DELAY_MS]))
+
+
+class GtTimerLockstep(GtMixin, TimerLockstep):
+    pass
+
+
+class GtLockstep(GtMixin, Lockstep):
+    pass
+
+
 # The deeper CI profile runs several minutes per machine: a larger per-test timeout than the
 # suite's 120 s (which still guards the dev profile against a compiled loop that never ends).
 TestTimerLockstep = pytest.mark.timeout(600)(TimerLockstep.TestCase)
 TestTimerLockstep.settings = settings(max_examples=examples(60, 200), stateful_step_count=60, deadline=None)
 TestLockstep = pytest.mark.timeout(600)(Lockstep.TestCase)
 TestLockstep.settings = settings(max_examples=examples(70, 180), stateful_step_count=60, deadline=None)
+TestGtTimerLockstep = pytest.mark.timeout(600)(GtTimerLockstep.TestCase)
+TestGtTimerLockstep.settings = settings(max_examples=examples(40, 150), stateful_step_count=60, deadline=None)
+TestGtLockstep = pytest.mark.timeout(600)(GtLockstep.TestCase)
+TestGtLockstep.settings = settings(max_examples=examples(50, 150), stateful_step_count=60, deadline=None)

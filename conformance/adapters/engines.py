@@ -18,7 +18,7 @@ def reference_adapter(profile: str = KAFKA) -> SimulationAdapter:
     from wheelspec import __version__
     from wheelspec.reference import Simulation
 
-    def factory(**cfg: int) -> Any:
+    def factory(**cfg: Any) -> Any:  # the config's ints (tick_ms, wheel_size, start_ms, purge_interval)
         return Simulation(profile=profile, **cfg)
 
     # The SystemTimer model is plain "reference"; a profile without a tick (MockTimer) ignores the

@@ -8,12 +8,19 @@ UI, no ivy (no ``spark.jars.packages``: nothing is downloaded), WARN-free logs, 
 With ``--master spark://host:7077`` (or under ``spark-submit``), only the memory and log
 settings are ours; the cluster's own configuration wins for the rest.
 
+The log4j2 settings reach the JVM as a file: :func:`_log4j_file` writes it into a private
+directory made by :func:`tempfile.mkdtemp` (mode 0700, a fresh random name: nothing planted in the
+temp directory is followed or overwritten), once per process, and the directory is removed when
+the process exits (docs/ENVIRONMENT.md lists every temporary file wheelspec writes).
+
 Import of this module is cheap: pyspark is imported inside :func:`get_session`.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,11 +40,44 @@ logger.spark.level = error
 """
 
 
+#: The private directory holding this process's log4j2 file (None until the first session), and
+#: the process that made it: a forked child inherits both and must not remove the parent's.
+_log4j_dir: Path | None = None
+_log4j_pid = 0
+_LOG4J_NAME = "log4j2.properties"
+
+
 def _log4j_file() -> str:
-    p = Path(tempfile.gettempdir()) / "wheelspec-spark-log4j2.properties"
-    if not p.exists() or p.read_text() != _LOG4J:
-        p.write_text(_LOG4J)
-    return str(p)
+    """The log4j2 properties file for the JVM's command line, in this process's private
+    directory (made on first use, and again if something removed it).
+
+    The directory is new and only ours (``mkdtemp``: a random name, mode 0700), and the file is
+    created in it with ``O_EXCL | O_NOFOLLOW``: nothing another user placed in the temp directory
+    (a file, a symlink) is read, followed or written.  It is kept until the process exits, not
+    removed when a session stops: JVMs started later in the session (the executors of a
+    ``local-cluster`` or dynamically allocated ones) read it when they start, and the next
+    session of the process uses it again."""
+    global _log4j_dir, _log4j_pid
+    if _log4j_dir is None or not (_log4j_dir / _LOG4J_NAME).is_file():
+        _remove_log4j_dir()
+        _log4j_dir, _log4j_pid = Path(tempfile.mkdtemp(prefix="wheelspec-spark-")), os.getpid()
+        fd = os.open(_log4j_dir / _LOG4J_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(_LOG4J)
+    return str(_log4j_dir / _LOG4J_NAME)
+
+
+def _remove_log4j_dir() -> None:
+    """Remove the directory :func:`_log4j_file` made in this process (that one only: its path is
+    the one kept)."""
+    global _log4j_dir
+    d, _log4j_dir = _log4j_dir, None
+    if d is not None and _log4j_pid == os.getpid():
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_remove_log4j_dir)  # does nothing unless a session was started
 
 
 def get_session(master: str | None = None, *, driver_memory: str = "4g", app: str = "wheelspec",

@@ -17,6 +17,7 @@ module                models                                  step-model names
 :mod:`.wheel`         ``TimingWheel``                         :class:`Wheel`
 :mod:`.system_timer`  ``SystemTimer`` (over the reference's   :class:`Timer`
                       ``DelayQueue``) and its executor
+:mod:`.mock_timer`    the test ``MockTimer`` (strict-gt)      :class:`MockTimer`
 :mod:`.operation`     ``DelayedOperation``, the test          :class:`Op`
                       ``MockDelayedOperation``
 :mod:`.purgatory`     ``DelayedOperationPurgatory``,          :class:`Purgatory`, :class:`Watchers`
@@ -32,6 +33,7 @@ lock (name in timelines)            Kafka
 ==================================  ===========================================================
 ``timer.rw`` / ``ptimer.rw``        ``SystemTimer``'s ``ReentrantReadWriteLock`` (add: read,
                                     advanceClock's flush loop: write)
+``timer.taskQueue`` / ...           ``synchronized (taskQueue)`` in the test ``MockTimer``
 ``B<level>.<slot>``                 ``synchronized (TimerTaskList)``: a bucket's monitor
 ``e(t<id>)``                        ``synchronized (TimerTaskEntry)``
 ``t<id>`` / ``op<id>``              ``synchronized (TimerTask)`` (``cancel``, ``setTimerTaskEntry``)
@@ -58,6 +60,7 @@ Kafka avoided that with its executor).
 from wheelspec.spec.limits import MAX_ID
 
 from .bucket import Bucket
+from .mock_timer import MockTimer
 from .operation import Op
 from .purgatory import Purgatory, Watchers
 from .simulation import StepSimulation
@@ -66,6 +69,6 @@ from .task import Entry, Task, entry_remove, new_entry, task_cancel
 from .wheel import Wheel
 
 __all__ = [
-    "MAX_ID", "Task", "Entry", "new_entry", "entry_remove", "task_cancel", "Bucket", "Wheel", "Timer",
+    "MAX_ID", "Task", "Entry", "new_entry", "entry_remove", "task_cancel", "Bucket", "Wheel", "Timer", "MockTimer",
     "Op", "Watchers", "Purgatory", "StepSimulation",
 ]

@@ -17,6 +17,7 @@ from ..scheduler import Ctx, SimLock, Step, ThreadBody
 from .task import task_cancel
 
 if TYPE_CHECKING:
+    from .mock_timer import MockTimer
     from .operation import Op
     from .simulation import StepSimulation
     from .system_timer import Timer
@@ -42,7 +43,7 @@ class Watchers:
 class Purgatory:
     """``DelayedOperationPurgatory`` over :class:`WatcherList` shards (a lock and a key map each)."""
 
-    def __init__(self, sim: StepSimulation, timer: Timer, purge_interval: int, shards: int) -> None:
+    def __init__(self, sim: StepSimulation, timer: Timer | MockTimer, purge_interval: int, shards: int) -> None:
         self.sim = sim
         self.timer = timer
         self.purge_interval = purge_interval

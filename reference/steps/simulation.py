@@ -12,6 +12,7 @@ from wheelspec.spec import ops
 from wheelspec.spec.limits import (
     MAX_ID,
     check_delay,
+    check_flag,
     check_key,
     check_keys,
     check_purge_interval,
@@ -20,9 +21,11 @@ from wheelspec.spec.limits import (
     check_time,
     check_wheel_size,
 )
+from wheelspec.spec.profiles import KAFKA, MOCK_SIZE_QUEUE, STRICT_GT, behaviour, check_mock_size_rule
 
 from ..clock import ManualClock
 from ..scheduler import Ctx, Step, ThreadBody
+from .mock_timer import MockTimer
 from .operation import Op
 from .purgatory import Purgatory
 from .system_timer import Timer
@@ -37,10 +40,13 @@ class StepSimulation:
     ``executor``: ``"inline"`` (sequential runs, same events as the reference) or ``"thread"``
     (concurrent runs: add :meth:`executor_body` as a daemon thread).  ``shards``: watcher-list
     shards (Kafka: 512).  ``mutants``: names from :data:`wheelspec.reference.mutants.MUTANTS`.
+    ``profile``: ``kafka`` (SystemTimer) or ``strict-gt`` (Kafka's test MockTimer, which has no
+    executor: tasks run on the calling thread; ``mock_size`` is its size rule).
     """
 
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0, purge_interval: int = 1000,
-                 *, shards: int = 512, executor: str = "inline", mutants: Iterable[str] = ()) -> None:
+                 *, shards: int = 512, executor: str = "inline", mutants: Iterable[str] = (),
+                 profile: str = KAFKA, mock_size: str = MOCK_SIZE_QUEUE) -> None:
         from ..mutants import MUTANTS  # the catalogue; names are checked here
 
         self.mutants = frozenset(mutants)
@@ -51,14 +57,26 @@ class StepSimulation:
             raise ValueError(f"executor must be 'inline' or 'thread', got {executor!r}")
         tick_ms, wheel_size = check_tick(tick_ms), check_wheel_size(wheel_size)
         check_range("shards", shards, 1, 4096)
+        if profile not in (KAFKA, STRICT_GT):
+            raise ValueError(f"profile must be one of {(KAFKA, STRICT_GT)} for the step model, got {profile!r}")
+        self.profile = profile
+        mock_size = check_mock_size_rule(mock_size)
         self.clock = ManualClock(start_ms)
         self.tick_ms = tick_ms
         #: events in order, and the same stamped with (step, thread id) for concurrent runs
         self.events: list[ev.Event] = []
         self.stamped: list[tuple[int, int, ev.Event]] = []
         self.scheduler: Any = None  # set by whoever runs threads, for stamps
-        self.timer = Timer(self, "timer", tick_ms, wheel_size, start_ms, self.emit, "inline", self.mutants)
-        self.ptimer = Timer(self, "ptimer", tick_ms, wheel_size, start_ms, None, executor, self.mutants)
+        # Any: a Timer (kafka) or a MockTimer (strict-gt); the concurrency checks
+        # (reference.interleave) build kafka simulations and use the Timer's own attributes.
+        self.timer: Any
+        self.ptimer: Any
+        if behaviour(profile).kafka_class == "MockTimer":
+            self.timer = MockTimer(self, "timer", self.emit, mock_size)
+            self.ptimer = MockTimer(self, "ptimer", None, mock_size)
+        else:
+            self.timer = Timer(self, "timer", tick_ms, wheel_size, start_ms, self.emit, "inline", self.mutants)
+            self.ptimer = Timer(self, "ptimer", tick_ms, wheel_size, start_ms, None, executor, self.mutants)
         self.purgatory = Purgatory(self, self.ptimer, check_purge_interval(purge_interval), shards)
         self.tasks: dict[int, Task] = {}
         self.ops: dict[int, Op] = {}
@@ -83,7 +101,8 @@ class StepSimulation:
     def declare_op(self, op_id: int, delay_ms: int, completable: bool = False) -> Op:
         """Create an operation before any thread runs (a request object exists before it is handed
         to the purgatory), so that threads can refer to it in any order."""
-        op = self.ops[op_id] = Op(self, check_range("op id", op_id, 0, MAX_ID), check_delay(delay_ms), completable)
+        op = self.ops[op_id] = Op(self, check_range("op id", op_id, 0, MAX_ID), check_delay(delay_ms),
+                                  check_flag("completable", completable))
         return op
 
     def executor_body(self) -> Callable[[Ctx], ThreadBody]:
@@ -97,6 +116,13 @@ class StepSimulation:
         task = self.tasks.get(task_id)
         if task is None:
             task = self.tasks[task_id] = Task(task_id, delay_ms)
+        elif isinstance(self.timer, MockTimer):
+            # Kafka's TimerTask.delayMs is final: a caller re-schedules by cancelling the task and
+            # adding a new one (the readable reference does so for every timer).  Under SystemTimer
+            # re-adding the same task is indistinguishable from that, so the wheel's interleavings
+            # keep Kafka's setTimerTaskEntry path.
+            yield from task_cancel(ctx, task)
+            task = self.tasks[task_id] = Task(task_id, delay_ms)
         else:
             task.delay_ms = delay_ms
         exp = yield from self.timer.add(ctx, task)
@@ -104,10 +130,15 @@ class StepSimulation:
         return exp
 
     def cancel(self, ctx: Ctx, task_id: int) -> ThreadBody:
-        task = self.tasks.get(task_id)
+        task = self.tasks.get(check_range("task id", task_id, 0, MAX_ID))
         if task is None:
             raise KeyError(f"cancel: unknown task id {task_id}")
+        entry = task.entry
         pending = yield from task_cancel(ctx, task)
+        if isinstance(self.timer, MockTimer):
+            # MockTimer entries are in no bucket, so the unlink finds nothing: the task was pending
+            # iff its current entry is still queued (as the readable reference reports).
+            pending = self.timer.holds(entry)
         self.emit(ev.Cancel(self.now, task_id, pending))
         return pending
 
@@ -129,6 +160,8 @@ class StepSimulation:
               completes_on_retry: bool = False) -> ThreadBody:
         op_id = check_range("op id", op_id, 0, MAX_ID)
         keys = check_keys(keys)
+        completable = check_flag("completable", completable)
+        completes_on_retry = check_flag("completes_on_retry", completes_on_retry)
         op = self.ops.get(op_id)
         if op is None:
             op = self.declare_op(op_id, delay_ms, completable)
@@ -138,22 +171,23 @@ class StepSimulation:
             op.delay_ms = check_delay(delay_ms)
             op.completable = op.completable or completable
         op.watched, op.keys = True, keys
-        op.completes_on_retry = bool(completes_on_retry)
+        op.completes_on_retry = completes_on_retry
         result = yield from self.purgatory.try_complete_else_watch(ctx, op, keys)
         self.emit(ev.TryCompleteElseWatch(self.now, op_id, op.delay_ms, keys, result))
         return result
 
     def _op(self, what: str, op_id: int) -> Op:
-        op = self.ops.get(op_id)
+        op = self.ops.get(check_range("op id", op_id, 0, MAX_ID))
         if op is None:
             raise KeyError(f"{what}: unknown op id {op_id}")
         return op
 
     def set_completable(self, ctx: Ctx, op_id: int, value: bool = True) -> ThreadBody:
+        value = check_flag("value", value)
         op = self._op("set_completable", op_id)
-        yield Step(f"{op.label}.completable := {bool(value)}")
-        op.completable = bool(value)
-        self.emit(ev.SetCompletable(self.now, op_id, bool(value)))
+        yield Step(f"{op.label}.completable := {value}")
+        op.completable = value
+        self.emit(ev.SetCompletable(self.now, op_id, value))
 
     def check_and_complete(self, ctx: Ctx, key: Any) -> ThreadBody:
         n = yield from self.purgatory.check_and_complete(ctx, check_key(key))
