@@ -18,6 +18,7 @@ Records are read through ``to_dict`` (and ``kind``), so any object with that sha
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .profiles import behaviour
@@ -30,6 +31,22 @@ def json_short(v: Any, limit: int = 120) -> str:
     except (TypeError, ValueError):
         s = repr(v)
     return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+# ESC sequences (CSI such as colours "\x1b[31m", OSC such as titles "\x1b]0;t\x07", or ESC + one
+# character) are dropped whole; any other control character is shown as an escape.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_]?)")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """``text`` (an adapter's error, stderr tail or message) safe for a terminal and for XML 1.0:
+    ESC sequences removed, every other character below 0x20 but newline and tab (and DEL, C1
+    controls, lone surrogates, U+FFFE/U+FFFF) shown as ``\\xNN`` / ``\\uNNNN``.  A NUL makes an
+    XML file unreadable and a colour code repaints the user's terminal; neither is the
+    implementation's finding."""
+    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                   else f"\\u{ord(m.group()):04x}"), _ANSI.sub("", text))
 
 
 def record(d: dict[str, Any]) -> str:

@@ -280,7 +280,10 @@ def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, ca
     (["--json", "/nonexistent-dir/x.json"], "cannot write"),
 ])
 def test_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys) -> None:
-    rc = main(["bench", "--impls", "heapq", "--sizes", "100", "--no-jit"] + argv)
+    try:  # refused by the argument parser (SystemExit) or by the command
+        rc = main(["bench", "--impls", "heapq", "--sizes", "100", "--no-jit"] + argv)
+    except SystemExit as e:
+        rc = e.code
     err = capsys.readouterr().err.strip()
     assert rc == 2
     assert len(err.splitlines()) == 1 and needle in err and "Traceback" not in err

@@ -64,10 +64,13 @@ def test_conformance_judge_reports_only_registered_properties():
 
     caps = Capabilities(profile="strict", configurable=("start_ms",))
     r = SizeRefuser(reference_adapter())
-    for schedule in ([ops.AddTask(1, 1), ops.Size()], [ops.AddTask(1, 2**40 + 5)]):
+    for schedule in ([ops.AddTask(1, 1), ops.Size()], [ops.AddTask(1, 2**40 + 5)], [ops.CancelTask(9)]):
         found |= {f.prop for f in judge(run_ops(r, Config(), schedule), caps)}
     _assert_registered(found, properties.RUN)
-    assert set(properties.names(properties.RUN)) <= found  # expected, refused-valid, accepted-invalid, oracle
+    # expected, refused-valid, accepted-invalid, oracle, ranges; ``responds`` (a hang or crash) is
+    # reported around the judge, by the corpus and the campaign: tests/test_liveness.py
+    assert set(properties.names(properties.RUN)) - {"responds"} <= found
+
 
 
 def _rt_clean():

@@ -121,9 +121,11 @@ def test_asyncio_live_and_the_cli(tmp_path, capsys):
 
 def test_cli_usage_errors(capsys):
     assert main(["realtime", "--impl", "nope"]) == 2
-    assert main(["realtime", "--runs", "0"]) == 2
+    with pytest.raises(SystemExit) as stop:  # refused by the argument parser, before any work
+        main(["realtime", "--runs", "0"])
+    assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert "real-time implementations are" in err and "--runs must be >= 1" in err
+    assert "real-time implementations are" in err and "--runs: must be an integer >= 1" in err
 
 
 def test_broken_realtime_adapter_is_caught_saved_and_replayed(tmp_path, capsys):

@@ -24,10 +24,12 @@ operation, ``now`` and ``result``), which is the ordering rule of :mod:`wheelspe
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from typing import Any
 
 from wheelspec.spec import events as ev
-from wheelspec.spec import ops, results
+from wheelspec.spec import ops, properties, results
 from wheelspec.spec.errors import ProtocolError
 from wheelspec.spec.events import CAUSED_KINDS
 from wheelspec.spec.profiles import KAFKA, PROFILE_NAMES, behaviour
@@ -40,6 +42,9 @@ ERROR_TYPES = ("range", "type", "unknown-id", "invalid", "unsupported", "interna
 
 # CAUSED_KINDS (imported above from wheelspec.spec.events, and still importable from here): the
 # event kinds an adapter reports as caused by a request; the result event is built here.
+
+#: values of ``capabilities.ranges``: judged on wheelspec's ranges, or declared to accept any value
+RANGES = ("bounded", "unbounded")
 
 #: configuration keys of a ``reset`` request
 CONFIG_KEYS = ("tick_ms", "wheel_size", "start_ms", "purge_interval")
@@ -71,6 +76,16 @@ class Config:
         return cls(**d)
 
 
+#: inputs an adapter may own instead of the implementation (a library without task ids, a clock
+#: the adapter sets): the adapter's refusals of them are not judged (``Capabilities.unobservable``)
+OWNED_INPUTS = ("task-ids", "clock")
+
+
+def observable_name(name: str) -> bool:
+    """Can ``name`` be declared unobservable: a registered property or an owned input?"""
+    return name in OWNED_INPUTS or properties.is_registered(name)
+
+
 @dataclasses.dataclass(frozen=True)
 class Capabilities:
     """What the adapter said about itself in its hello response."""
@@ -82,10 +97,18 @@ class Capabilities:
     tick_ms: int | None = None
     wheel_size: int | None = None
     configurable: tuple[str, ...] = ()
+    #: what the adapter cannot read from the implementation (registered property names, or
+    #: :data:`OWNED_INPUTS`): reported "not judged", never as pass or fail (``docs/ADAPTERS.md``)
+    unobservable: tuple[str, ...] = ()
+    #: ``bounded``: judged on wheelspec's ranges (an out-of-range request must be refused: property
+    #: ``ranges``); ``unbounded``: accepts any value by design, so out-of-range requests are left
+    #: out of its campaign schedules and ``ranges`` is not judged (``docs/PROTOCOL.md``)
+    ranges: str = "bounded"
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["configurable"] = list(self.configurable)
+        d["unobservable"] = list(self.unobservable)
         return d
 
     @classmethod
@@ -123,6 +146,17 @@ class Capabilities:
                 raise ProtocolError(f"capabilities.configurable must be a list of {', '.join(CONFIG_KEYS)}, "
                                     f"got {json_short(c)}")
             out["configurable"] = tuple(c)
+        if "unobservable" in d:
+            u = d["unobservable"]
+            if not isinstance(u, list) or any(not isinstance(x, str) or not observable_name(x) for x in u):
+                raise ProtocolError("capabilities.unobservable must be a list of property names "
+                                    f"(docs/ADAPTERS.md) or {', '.join(OWNED_INPUTS)}, got {json_short(u)}")
+            out["unobservable"] = tuple(u)
+        if "ranges" in d:
+            if d["ranges"] not in RANGES:
+                raise ProtocolError(f"capabilities.ranges must be one of {', '.join(RANGES)}, "
+                                    f"got {json_short(d['ranges'])}")
+            out["ranges"] = d["ranges"]
         caps = cls(**out)
         if not caps.timer and not caps.purgatory:
             raise ProtocolError("capabilities: an adapter must offer a timer, a purgatory or both")
@@ -209,34 +243,144 @@ def result_of_event(e: ev.Event) -> Any:
     return list(v) if isinstance(v, tuple) else v
 
 
+# ----------------------------------------------------------------- reading a line ----------
+#: the deepest nesting a message may have: a response is at most 4 deep (response, events, an
+#: event; a result list), a hello 3; anything deeper is garbage, refused before it can exhaust the
+#: stack of a later ``repr`` or ``json.dumps``
+MAX_DEPTH = 16
+# Protocol integers are signed 64-bit (docs/PROTOCOL.md, "Transport").
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+# ANSI escape sequences (CSI ... final byte, OSC ... BEL/ST, two-byte ESC x), then every other
+# control character: none may reach a terminal or an XML report (XML 1.0 forbids most of them).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """``text`` made safe for one line of a terminal or an XML report: ANSI escape sequences
+    removed, tabs and other control characters (NUL, newline, C1), lone surrogates and the XML
+    non-characters replaced by a space, cut at ``limit`` characters."""
+    text = _CONTROL.sub(" ", _ANSI.sub("", text))
+    if limit is not None and len(text) > limit:
+        text = text[: max(0, limit - 3)] + "..."
+    return text
+
+
+def protocol_error(field: str, problem: str) -> ProtocolError:
+    """A :class:`ProtocolError` about ``field`` of a message (``events[2].now``, ``result``...);
+    the field is in the message and in the ``field`` attribute."""
+    err = ProtocolError(clean_text(problem))
+
+    err.field = field  # type: ignore[attr-defined]  # read by the fuzz tests and the runner
+    return err
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_shape(value: Any, where: str = "response") -> None:
+    """Refuse what no protocol message contains, wherever it is: nesting deeper than
+    :data:`MAX_DEPTH`, integers outside signed 64 bits, strings with unpaired surrogates.
+    Iterative (a deep value must not exhaust the stack here either)."""
+    stack: list[tuple[Any, str, int]] = [(value, where, 0)]
+    while stack:
+        v, path, depth = stack.pop()
+        if isinstance(v, bool) or v is None or isinstance(v, float):
+            continue
+        if isinstance(v, int):
+            if not _INT64_MIN <= v <= _INT64_MAX:
+                raise protocol_error(path, f"{path} is an integer outside signed 64 bits ({v.bit_length()} bits)")
+        elif isinstance(v, str):
+            if _SURROGATE.search(v):
+                raise protocol_error(path, f"{path} holds an unpaired UTF-16 surrogate (not Unicode text)")
+        elif isinstance(v, (list, dict)):
+            if depth >= MAX_DEPTH:
+                raise protocol_error(path, f"{path} is nested more than {MAX_DEPTH} levels deep")
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            for k, x in items:
+                if isinstance(v, dict):
+                    sub = f"{path}.{k}" if str(k).isidentifier() else f"{path}[{json_short(k, 40)}]"
+                else:
+                    sub = f"{path}[{k}]"
+                stack.append((x, sub, depth + 1))
+
+
+
+def parse_line(raw: bytes | bytearray, where: str = "response") -> Any:
+    """Parse one protocol line (without its newline): strict UTF-8, strict JSON (no ``NaN`` or
+    ``Infinity``), then :func:`check_shape`.  Every failure is a :class:`ProtocolError` that quotes
+    the line; nothing else escapes (a line nested 100 000 deep is one of these errors, not a
+    ``RecursionError``)."""
+    try:
+        text = bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as e:
+        quoted = json_short(bytes(raw).decode("utf-8", "replace"))
+        raise protocol_error("line", f"sent a line that is not UTF-8 (byte {e.start}): {quoted}") from None
+    try:
+        msg = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise protocol_error("line", f"sent a line nested too deep to parse: {json_short(text)}") from None
+    except ValueError as e:
+        raise protocol_error("line", f"sent a line that is not JSON: {json_short(text)} "
+                                     f"({clean_text(str(e), 120)})") from None
+    check_shape(msg, where)
+    return msg
+
+
 def decode_response(msg: Any, op: ops.Op) -> Response:
-    """Decode an op response (already JSON-parsed, id already checked); raises ProtocolError."""
+    """Decode an op response (already parsed by :func:`parse_line`, id already checked).
+
+    Total: any malformed value raises :class:`ProtocolError` naming the field
+    (:func:`protocol_error`), never another exception and never a verdict."""
+    if not isinstance(msg, dict):
+        raise protocol_error("response", f"response must be a JSON object, got {json_short(msg)}")
     if not isinstance(msg.get("ok"), bool):
-        raise ProtocolError(f"response has no boolean \"ok\": {json_short(msg)}")
+        raise protocol_error("ok", f"response has no boolean \"ok\": {json_short(msg)}")
     if not msg["ok"]:
         err = msg.get("error")
-        if (not isinstance(err, dict) or err.get("type") not in ERROR_TYPES
+        if (not isinstance(err, dict) or not isinstance(err.get("type"), str) or err["type"] not in ERROR_TYPES
                 or not isinstance(err.get("message", ""), str)):
-            raise ProtocolError(f"error response needs \"error\": {{\"type\": one of {', '.join(ERROR_TYPES)}, "
-                                f"\"message\": string}}, got {json_short(msg)}")
-        return Response(error=(err["type"], err.get("message", "")))
+            raise protocol_error("error", f"error response needs \"error\": {{\"type\": one of "
+                                          f"{', '.join(ERROR_TYPES)}, \"message\": string}}, got {json_short(msg)}")
+        return Response(error=(err["type"], clean_text(err.get("message", ""), 500)))
     extra = set(msg) - {"id", "ok", "now", "events", "result"}
     if extra:
-        raise ProtocolError(f"response has unknown field {sorted(extra)[0]!r}: {json_short(msg)}")
-    now = msg.get("now")
+        name = sorted(extra)[0]
+        raise protocol_error(repr(name), f"response has unknown field {name!r}: {json_short(msg)}")
+
+    now: Any = msg.get("now")
     if not _int(now):
-        raise ProtocolError(f"response needs an integer \"now\", got {json_short(now)}")
+
+        raise protocol_error("now", f"response needs an integer \"now\", got {json_short(now)}")
     raw = msg.get("events", [])
     if not isinstance(raw, list):
-        raise ProtocolError(f"\"events\" must be a list, got {json_short(raw)}")
+        raise protocol_error("events", f"\"events\" must be a list, got {json_short(raw)}")
     events: list[ev.Event] = []
     for i, d in enumerate(raw):
+        where = f"events[{i}]"
+        if not isinstance(d, dict):
+            raise protocol_error(where, f"{where} must be an event object, got {json_short(d)}")
+        kind = d.get("kind")
+        if not isinstance(kind, str) or kind not in CAUSED_KINDS:
+            known = isinstance(kind, str) and kind in ev.EVENTS
+            what = (f"kind {kind!r} is not a caused event" if known
+                    else f"unknown event kind {clean_text(repr(kind), 60)}")
+            allowed = ", ".join(CAUSED_KINDS)
+            raise protocol_error(f"{where}.kind", f"{where}: {what} (field \"kind\"; allowed: {allowed}; "
+                                                  "the result event is built by the runner)")
         try:
             e = ev.event_from_dict(d)
         except ValueError as exc:
-            raise ProtocolError(f"events[{i}]: {exc}") from None
-        if e.kind not in CAUSED_KINDS:
-            raise ProtocolError(f"events[{i}]: kind {e.kind!r} is not a caused event (allowed: "
-                                f"{', '.join(CAUSED_KINDS)}; the result event is built by the runner)")
+            raise protocol_error(where, f"{where}: {clean_text(str(exc), 300)}") from None
+        if isinstance(e, ev.Complete) and e.via not in ev.VIAS:
+            raise protocol_error(f"{where}.via", f"{where}.via must be one of {', '.join(ev.VIAS)}, "
+                                                 f"got {json_short(e.via, 60)}")
         events.append(e)
-    return Response(now, events, check_result(op, msg.get("result")))
+    try:
+        result = check_result(op, msg.get("result"))
+    except ProtocolError as exc:
+        raise protocol_error("result", str(exc)) from None
+    return Response(now, events, result)

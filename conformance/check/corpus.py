@@ -41,15 +41,16 @@ from pathlib import Path
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
-from wheelspec.conformance.check.judge import EXPECT_KEYS, claimed_profile, judge
+from wheelspec.conformance.check import scenario_schema
+from wheelspec.conformance.check.judge import claimed_profile, judge, out_of_range
 from wheelspec.conformance.check.runner import run_ops
+from wheelspec.conformance.check.scenario_schema import FORMAT_VERSION
+from wheelspec.conformance.check.scenario_schema import TOP_KEYS as TOP_KEYS  # the format's keys, importable here
 from wheelspec.spec import ops
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.findings import Finding
 from wheelspec.spec.profiles import PROFILE_NAMES, behaviour
-
-FORMAT_VERSION = 1
-TOP_KEYS = ("wheelspec_scenario", "name", "description", "source", "config", "expect_profiles", "steps", "origin")
+from wheelspec.spec.show import json_short
 
 
 @dataclasses.dataclass
@@ -126,68 +127,39 @@ class Scenario:
 
 
 def scenario_from_dict(d: Any, where: str) -> Scenario:
-    if not isinstance(d, dict):
-        raise UserError(f"{where}: a scenario must be a JSON object")
-    if d.get("wheelspec_scenario") != FORMAT_VERSION:
-        raise UserError(f"{where}: \"wheelspec_scenario\" must be {FORMAT_VERSION} (the format version), "
-                        f"got {d.get('wheelspec_scenario')!r}")
-    extra = set(d) - set(TOP_KEYS)
-    if extra:
-        raise UserError(f"{where}: unknown key {sorted(extra)[0]!r} (known: {', '.join(TOP_KEYS)})")
-    name = d.get("name")
-    if not isinstance(name, str) or not name:
-        raise UserError(f"{where}: \"name\" must be a non-empty string")
-    try:
-        config = Config.from_dict(d.get("config", {}), "config")
-    except ValueError as e:
-        raise UserError(f"{where}: {e}") from None
-    profiles = tuple(d.get("expect_profiles", PROFILE_NAMES))
-    bad = [p for p in profiles if p not in PROFILE_NAMES]
-    if bad:
-        raise UserError(f"{where}: expect_profiles: unknown profile {bad[0]!r} (known: {', '.join(PROFILE_NAMES)})")
-    steps = d.get("steps")
-    if not isinstance(steps, list):
-        raise UserError(f"{where}: \"steps\" must be a list of operations")
+    """A scenario from its JSON object, checked record by record against the schema of
+    :mod:`.scenario_schema`; a malformed file is a :class:`UserError` naming ``where`` and the field."""
+    scenario_schema.check_top(d, where)
+    config = Config(**scenario_schema.check_config(d.get("config", {}), where))
+    profiles = scenario_schema.check_profiles(d["expect_profiles"], where) if "expect_profiles" in d else PROFILE_NAMES
     the_ops, expects = [], []
-    for i, s in enumerate(steps):
+    for i, s in enumerate(d["steps"]):
         if not isinstance(s, dict):
-            raise UserError(f"{where}: steps[{i}] must be an object")
+            raise UserError(f"{where}: steps[{i}]: must be an object, got {json_short(s, 40)}")
         s = dict(s)
         expect = s.pop("expect", None)
-        try:
-            the_ops.append(ops.op_from_dict(s))
-        except ValueError as exc:
-            raise UserError(f"{where}: steps[{i}]: {exc}") from None
+        op = scenario_schema.check_op(s, where, f"steps[{i}]")
         if expect is not None:
-            _check_expect(expect, f"{where}: steps[{i}].expect")
+            _check_expect(expect, op, where, f"steps[{i}].expect")
+        the_ops.append(op)
         expects.append(expect)
-    return Scenario(name, config, the_ops, expects, d.get("description", ""), d.get("source", ""), profiles,
+    return Scenario(d["name"], config, the_ops, expects, d.get("description", ""), d.get("source", ""), profiles,
                     d.get("origin"), where)
 
 
-def _check_expect(e: Any, where: str) -> None:
-    if not isinstance(e, dict):
-        raise UserError(f"{where} must be an object")
-    if e and set(e) <= set(PROFILE_NAMES):
-        for p, sub in e.items():
-            _check_expect(sub, f"{where}.{p}")
-        return
-    bad = set(e) - set(EXPECT_KEYS)
-    if bad:
-        raise UserError(f"{where}: unknown key {sorted(bad)[0]!r} (known: {', '.join(EXPECT_KEYS)}, or profile names)")
+def _check_expect(e: Any, op: ops.Op, where: str, field: str) -> None:
+    """A step's ``expect``, typed by the operation it checks (:func:`.scenario_schema.check_expect`)."""
+    scenario_schema.check_expect(e, op, where, field)
 
 
 def load(path: str | Path) -> Scenario:
+    """One scenario file; any malformation (bytes, JSON, schema) is a one-line :class:`UserError`."""
     p = Path(path)
     try:
-        text = p.read_text()
+        data = p.read_bytes()
     except OSError as e:
         raise UserError(f"cannot read scenario {p}: {e.strerror or e}") from None
-    try:
-        d = json.loads(text)
-    except ValueError as e:
-        raise UserError(f"{p}: not valid JSON ({e})") from None
-    return scenario_from_dict(d, str(p))
+    return scenario_from_dict(scenario_schema.parse_json(data, str(p)), str(p))
 
 
 def corpus_dir() -> Path:
@@ -235,8 +207,20 @@ def run_scenario(adapter: Any, caps: Capabilities, sc: Scenario) -> ScenarioResu
     if missing:
         return ScenarioResult(sc.name, "n/a", [], 0, f"needs a {' and a '.join(sorted(missing))}, "
                                                    f"which the implementation does not offer")
+    if caps.ranges == "unbounded" and any(out_of_range(op) for op in sc.ops):
+        return ScenarioResult(sc.name, "n/a", [], 0, "has requests outside wheelspec's ranges, and the "
+                                                   "implementation declares ranges unbounded")
     expects, note = sc.expectations_for(caps)
-    run = run_ops(adapter, sc.config, sc.ops)
+    from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
+    from wheelspec.conformance.check.shrink import liveness_finding
+
+    try:
+        run = run_ops(adapter, sc.config, sc.ops)
+    except LivenessError as e:
+        # A hang or crash is this scenario's finding (property ``responds``); the adapter starts
+        # again on its next request, for the next scenario.
+        return ScenarioResult(sc.name, "fail", [liveness_finding(e, sc.ops)], len(sc.ops),
+                              "the adapter hung or died", time.perf_counter() - t0, e.run)
     failures = judge(run, caps, expects=expects)
     prof = claimed_profile(caps, sc.config)
     if note is None and not any(expects):

@@ -1,9 +1,12 @@
 """What a check found, for people (a rich summary) and for CI (JSON, JUnit XML).
 
 An :class:`ImplReport` collects one implementation's results: its scenario results, its
-campaign outcomes and throughput, or the adapter error that stopped it.  Reports are written
-from whatever has been collected so far, so an adapter crash still leaves the results before it
-on disk.
+campaign outcomes and throughput, or the adapter error that stopped it.  It is filled one verdict
+at a time and every count (terminal, JSON, JUnit) is computed from what it holds, so the three
+agree whatever stopped the run: the end, an adapter crash, ``--max-failures`` or a signal (the
+report is then marked ``incomplete``; implementations never started are ``not run``).  Files are
+written atomically (:func:`~wheelspec.conformance.cli.interrupt.atomic_write_text`), and all text
+an adapter supplied passes through :func:`~wheelspec.spec.show.printable` on its way out.
 """
 
 from __future__ import annotations
@@ -28,10 +31,21 @@ class ImplReport:
     capabilities: dict[str, Any] = dataclasses.field(default_factory=dict)
     scenarios: list[ScenarioResult] = dataclasses.field(default_factory=list)
     campaign: list[SeedOutcome] = dataclasses.field(default_factory=list)
-    stats: CampaignStats = dataclasses.field(default_factory=CampaignStats)
+    seconds: float = 0.0  # wall time of the campaign so far (the rates' denominator)
     counterexamples: list[str] = dataclasses.field(default_factory=list)
     error: str | None = None  # adapter error (exit 2) or "unavailable: ..."
     trace: str | None = None  # the Parquet trace of the campaign's histories (--trace-out)
+    started: bool = True  # False: the run was interrupted before this implementation's turn
+    incomplete: bool = False  # the run was interrupted while checking this implementation
+    #: campaign kinds cut short: {"kind", "reason" ("max-failures" | "interrupted" | "error"),
+    #: "after_seed" (the last seed judged, None if none), "schedules" (judged), "planned"}
+    stopped: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def stats(self) -> CampaignStats:
+        """Counts of the campaign outcomes held (never a separate tally that could disagree)."""
+        outs = self.campaign
+        return CampaignStats(len(outs), sum(o.ops for o in outs), self.seconds, sum(not o.ok for o in outs))
 
     @property
     def failed_scenarios(self) -> list[ScenarioResult]:
@@ -43,15 +57,53 @@ class ImplReport:
 
     @property
     def status(self) -> str:
+        """``error``, ``fail`` (a verdict found, even in an interrupted run), ``not run``,
+        ``incomplete`` (interrupted with no failure so far) or ``pass``."""
         if self.error is not None:
             return "error"
-        return "fail" if self.failed_scenarios or self.failed_seeds else "pass"
+        if self.failed_scenarios or self.failed_seeds:
+            return "fail"
+        if not self.started:
+            return "not run"
+        return "incomplete" if self.incomplete else "pass"
+
+    @property
+    def not_judged(self) -> list[str]:
+        """What the adapter declared it cannot observe (``capabilities.unobservable``): shown as
+        "not judged" in every report, never counted as a pass."""
+        return [str(x) for x in self.capabilities.get("unobservable", [])]
+
+    @property
+    def verdicts(self) -> dict[str, str]:
+        """The claimed profile and the range contract, each ``pass`` / ``fail`` (``ranges``: also
+        ``not judged`` for an implementation declaring ``ranges: unbounded``): a timer that accepts
+        any delay reads ``strict: pass, ranges: fail``."""
+        props = [f.prop for o in self.failed_seeds for f in o.failures]  # judged apart already
+        for s in self.failed_scenarios:
+            # A scenario runs as written: what follows an accepted out-of-range request is its
+            # consequence (a cancel then finds the task), charged to ranges.
+            cut = min((f.step for f in s.failures if f.prop == "ranges" and f.step is not None), default=None)
+            props += [f.prop for f in s.failures if cut is None or f.prop == "ranges" or (f.step or 0) < cut]
+        semantic = "fail" if any(p != "ranges" for p in props) else "pass"
+        out = {str(self.capabilities.get("profile", "profile")): semantic}
+        out["ranges"] = ("not judged" if self.capabilities.get("ranges") == "unbounded"
+                         else "fail" if "ranges" in props else "pass")
+        return out
+
+    @property
+    def coverage(self) -> dict[str, int]:
+        """How often the campaign exercised each semantic situation (:mod:`.coverage`)."""
+        from wheelspec.conformance.check.coverage import total
+
+        return total(o.coverage for o in self.campaign)
 
     def to_dict(self) -> dict[str, Any]:
         sps, ops = self.stats.rate()
         return {
             "spec": self.spec, "name": self.name, "status": self.status, "error": self.error,
-            "capabilities": self.capabilities,
+            "incomplete": self.incomplete or not self.started, "stopped": self.stopped,
+            "verdicts": self.verdicts, "coverage": self.coverage,
+            "capabilities": self.capabilities, "not_judged": self.not_judged,
             "scenarios": [r.to_dict() for r in self.scenarios],
             "campaign": {"schedules": self.stats.schedules, "ops": self.stats.ops,
                          "seconds": round(self.stats.seconds, 3), "schedules_per_s": round(sps, 1),
@@ -62,106 +114,185 @@ class ImplReport:
         }
 
 
-def exit_code(reports: list[ImplReport]) -> int:
+def exit_code(reports: list[ImplReport], stop: Any = None) -> int:
+    """The command's exit code: ``stop``'s (an :class:`~wheelspec.conformance.cli.interrupt.Interrupted`:
+    128 + signal) if the run was interrupted, else 2 for an error, 1 for a failure, 0."""
+    if stop is not None:
+        return int(stop.exit_code)
     if any(r.status == "error" for r in reports):
         return 2
     return 1 if any(r.status == "fail" for r in reports) else 0
 
 
-def write_json(path: str | Path, reports: list[ImplReport], meta: dict[str, Any]) -> None:
+def write_json(path: str | Path, reports: list[ImplReport], meta: dict[str, Any], stop: Any = None) -> None:
+    """The JSON report; ``stop`` (the interruption, if any) gives ``"interrupted"`` and the exit code."""
     from wheelspec import __version__
 
-    doc = {"wheelspec": __version__, "protocol": 1, **meta, "exit_code": exit_code(reports),
+    doc = {"wheelspec": __version__, "protocol": 1, **meta, "exit_code": exit_code(reports, stop),
+           "interrupted": None if stop is None else {"signal": stop.signal_name, "exit_code": stop.exit_code},
            "implementations": [r.to_dict() for r in reports]}
     _write(path, json.dumps(doc, indent=1) + "\n")
 
 
 def _write(path: str | Path, text: str) -> None:
+    from wheelspec.conformance.cli.interrupt import atomic_write_text
     from wheelspec.spec.errors import UserError
 
-    p = Path(path)
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+        atomic_write_text(path, text)
     except OSError as e:
-        raise UserError(f"cannot write report {p}: {e.strerror or e}") from None
+        raise UserError(f"cannot write report {path}: {e.strerror or e}") from None
 
 
-def write_junit(path: str | Path, reports: list[ImplReport]) -> None:
+def _stopped_note(st: dict[str, Any]) -> str:
+    """One line saying why and where a campaign kind stopped early."""
+    budget = f"--max-failures {st['max_failures']}" if "max_failures" in st else "--max-failures"
+    why = {"max-failures": f"its failure budget was spent ({budget}, per kind)",
+           "interrupted": "the run was interrupted", "error": "the adapter failed"}.get(st["reason"], st["reason"])
+    where = f"after seed {st['after_seed']}" if st.get("after_seed") is not None else "before its first seed"
+    return (f"{st['kind']} campaign stopped {where}: {why}; "
+            f"{st['schedules']} of {st['planned']} schedules judged")
+
+
+def _el(parent: ET.Element | None, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+    """An XML element whose attributes and text pass through :func:`~wheelspec.spec.show.printable`
+    (ElementTree writes a NUL or an ESC as is, and the file is then not XML)."""
+    clean = {k: show.printable(v) for k, v in attrs.items()}
+    e = ET.Element(tag, clean) if parent is None else ET.SubElement(parent, tag, clean)
+    if text is not None:
+        e.text = show.printable(text)
+    return e
+
+
+def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -> None:
+    """The JUnit XML report: a testsuite per implementation, a testcase per scenario and per
+    campaign kind; an adapter error, an interruption (``stop``) or a kind stopped early says so."""
     suites = ET.Element("testsuites", name="wheelspec check")
     for r in reports:
         cases: list[ET.Element] = []
         for s in r.scenarios:
-            tc = ET.Element("testcase", classname=f"wheelspec.{r.spec}.scenario", name=s.name, time=f"{s.seconds:.4f}")
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.scenario", name=s.name, time=f"{s.seconds:.4f}")
             if s.status == "fail":
-                f = ET.SubElement(tc, "failure", message=s.failures[0].message[:300], type=s.failures[0].prop)
-                f.text = "\n".join(show.finding_at_step(x) for x in s.failures)
+                _el(tc, "failure", "\n".join(show.finding_at_step(x) for x in s.failures),
+                    message=s.failures[0].message[:300], type=s.failures[0].prop)
             elif s.status == "n/a":
-                ET.SubElement(tc, "skipped", message=s.note)
+                _el(tc, "skipped", message=s.note)
             cases.append(tc)
+        stopped = {st["kind"]: st for st in r.stopped}
         kinds = sorted({o.kind for o in r.campaign})
         for kind in kinds:
             outs = [o for o in r.campaign if o.kind == kind]
             bad = [o for o in outs if not o.ok]
-            tc = ET.Element("testcase", classname=f"wheelspec.{r.spec}.campaign",
-                            name=f"{kind} seeds {outs[0].seed}..{outs[-1].seed} ({len(outs)} schedules)")
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.campaign",
+                     name=f"{kind} seeds {outs[0].seed}..{outs[-1].seed} ({len(outs)} schedules)")
+            note = f"; {_stopped_note(stopped[kind])}" if kind in stopped else ""
             if bad:
-                f = ET.SubElement(tc, "failure", message=f"{len(bad)} of {len(outs)} schedules failed",
-                                  type=bad[0].failures[0].prop)
-                f.text = "\n".join(f"seed {o.seed}: {show.finding(o.failures[0])}" for o in bad)
+                _el(tc, "failure", "\n".join(f"seed {o.seed}: {show.finding(o.failures[0])}" for o in bad),
+                    message=f"{len(bad)} of {len(outs)} schedules failed{note}", type=bad[0].failures[0].prop)
+            elif note:
+                _el(tc, "system-out", note[2:])
+            cases.append(tc)
+        for name in r.not_judged:  # declared unobservable by the adapter: skipped, not passed
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.not-judged", name=name)
+            _el(tc, "skipped", message=f"not judged: {name} is not observable through this adapter "
+                                      "(capabilities.unobservable)")
             cases.append(tc)
         if r.error is not None:
-            tc = ET.Element("testcase", classname=f"wheelspec.{r.spec}", name="adapter")
-            ET.SubElement(tc, "error", message=r.error[:300]).text = r.error
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}", name="adapter")
+            _el(tc, "error", r.error, message=r.error[:300])
             cases.append(tc)
-        suite = ET.SubElement(suites, "testsuite", name=f"wheelspec.{r.spec}", tests=str(len(cases)),
-                              failures=str(sum(1 for c in cases if c.find("failure") is not None)),
-                              errors=str(sum(1 for c in cases if c.find("error") is not None)),
-                              skipped=str(sum(1 for c in cases if c.find("skipped") is not None)))
+        if not r.started or r.incomplete:
+            # An interrupted run is not a pass: the implementation's last testcase says what was cut.
+            why = str(stop) if stop is not None else "stopped before the end"
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}", name="run")
+            if r.started:
+                _el(tc, "error", "\n".join(_stopped_note(st) for st in r.stopped),
+                    message=f"{why}: {r.stats.schedules} schedules and {len(r.scenarios)} scenarios judged",
+                    type="interrupted")
+            else:
+                _el(tc, "skipped", message=f"not run: {why} before this implementation's turn")
+            cases.append(tc)
+        suite = _el(suites, "testsuite", name=f"wheelspec.{r.spec}", tests=str(len(cases)),
+                    failures=str(sum(1 for c in cases if c.find("failure") is not None)),
+                    errors=str(sum(1 for c in cases if c.find("error") is not None)),
+                    skipped=str(sum(1 for c in cases if c.find("skipped") is not None)))
+        props = _el(suite, "properties")  # the verdict per contract, and the semantic coverage
+        for name, verdict in r.verdicts.items():
+            _el(props, "property", name=f"verdict.{name}", value=verdict)
+        for name, n in (r.coverage.items() if r.campaign else ()):
+            _el(props, "property", name=f"coverage.{name}", value=str(n))
         suite.extend(cases)
     _write(path, ET.tostring(suites, encoding="unicode", xml_declaration=True))
 
 
-def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False) -> None:
+def markup_safe(text: str) -> str:
+    """Text from a user or an adapter, for a rich markup string: control characters escaped
+    (:func:`~wheelspec.spec.show.printable`) and ``[`` escaped so that it is never markup."""
+    return escape(show.printable(text))
+
+
+def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False, stop: Any = None) -> None:
+    """The terminal summary; ``stop`` (the interruption, if any) is said after the table.  Pass a
+    console made with ``emoji=False`` (an impl spec such as ``pkg:fire:`` is not an emoji)."""
     from rich.table import Table
 
     t = Table(title="wheelspec check", title_justify="left")
     for col in ("implementation", "profile", "scenarios pass/fail/n-a", "campaign schedules (failed)",
                 "ops", "schedules/s", "ops/s", "verdict"):
         t.add_column(col, justify="right" if col in ("ops", "schedules/s", "ops/s") else "left")
+    colours = {"pass": "green", "fail": "red", "error": "red", "incomplete": "yellow", "not run": "yellow"}
     for r in reports:
         caps = r.capabilities
-        prof = show.profile(caps.get("profile", "?"), caps.get("tick_ms"))
+        prof = show.profile(str(caps.get("profile", "?")), caps.get("tick_ms"))
         n = {k: sum(1 for s in r.scenarios if s.status == k) for k in ("pass", "fail", "n/a")}
-        sps, ops = r.stats.rate()
-        colour = {"pass": "green", "fail": "red", "error": "red"}[r.status]
-        verdict = {"pass": "PASS", "fail": "FAIL", "error": "ERROR"}[r.status]
+        st = r.stats
+        sps, ops = st.rate()
         label = f"{r.name or r.spec}" + (f" ({r.spec})" if r.name and r.name != r.spec else "")
-        t.add_row(escape(label), prof,
-                  f"{n['pass']}/{n['fail']}/{n['n/a']}", f"{r.stats.schedules} ({r.stats.failed})",
-                  f"{r.stats.ops}", f"{sps:,.0f}" if r.stats.schedules else "-",
-                  f"{ops:,.0f}" if r.stats.schedules else "-", f"[{colour}]{verdict}[/]")
+        t.add_row(markup_safe(label), markup_safe(prof),
+                  f"{n['pass']}/{n['fail']}/{n['n/a']}", f"{st.schedules} ({st.failed})",
+                  f"{st.ops}", f"{sps:,.0f}" if st.schedules else "-",
+                  f"{ops:,.0f}" if st.schedules else "-", f"[{colours[r.status]}]{r.status.upper()}[/]")
     console.print(t)
     for r in reports:
+        spec = markup_safe(r.spec)
         if r.error is not None:
-            console.print(f"[red]{escape(r.spec)}: {escape(r.error)}[/]", highlight=False)
+            console.print(f"[red]{spec}: {markup_safe(r.error)}[/]", highlight=False)
+        for stp in r.stopped:
+            console.print(f"[yellow]{spec}: {markup_safe(_stopped_note(stp))}[/]", highlight=False)
         for s in r.failed_scenarios:
-            console.print(f"[red]FAIL[/] {escape(r.spec)} scenario {escape(s.name)}", highlight=False)
+            console.print(f"[red]FAIL[/] {spec} scenario {markup_safe(s.name)}", highlight=False)
             for f in s.failures[: None if verbose else 3]:
-                console.print(f"     {show.finding(f)}", highlight=False, markup=False)
+                console.print(f"     {show.printable(show.finding(f))}", highlight=False, markup=False)
         for o in r.failed_seeds[: None if verbose else 5]:
             f = o.failures[0]
             size = len(o.counterexample.ops) if o.counterexample else o.ops
-            console.print(f"[red]FAIL[/] {escape(r.spec)} {o.kind} seed {o.seed} ({o.ops} ops, shrunk to {size})",
-                          highlight=False)
-            console.print(f"     {show.finding(f)}", highlight=False, markup=False)
+            console.print(f"[red]FAIL[/] {spec} {o.kind} seed {o.seed} ({o.ops} ops, "
+                          + (f"shrunk to {size})" if o.counterexample else "not shrunk)"), highlight=False)
+            console.print(f"     {show.printable(show.finding(f))}", highlight=False, markup=False)
         if len(r.failed_seeds) > 5 and not verbose:
             console.print(f"     ... and {len(r.failed_seeds) - 5} more failing seeds (--verbose or --json)")
         for p in r.counterexamples[:5]:
             # soft_wrap: a command wrapped with hard newlines cannot be copied and run.
-            console.print(f"     counterexample: {p}   replay: wheelspec replay {p} --impl {r.spec}",
+            console.print(show.printable(f"     counterexample: {p}   replay: wheelspec replay {p} --impl {r.spec}"),
                           highlight=False, markup=False, soft_wrap=True)
+        if r.status in ("pass", "fail"):  # "kafka: pass, ranges: fail"; the coverage of the campaign
+            from wheelspec.conformance.check.coverage import summary_line
+
+            line = ", ".join(f"{k}: {v}" for k, v in r.verdicts.items())
+            console.print(f"{spec}: {markup_safe(line)}" + (f"; {summary_line(r.coverage)}" if r.campaign else ""),
+                          highlight=False)
+            if verbose and r.campaign:
+                console.print("     " + ", ".join(f"{k} {v}" for k, v in r.coverage.items()), highlight=False)
+        if r.not_judged:
+            console.print(f"[yellow]{spec}: not judged (the adapter cannot observe them): "
+                          f"{markup_safe(', '.join(r.not_judged))}[/]", highlight=False)
         if r.status == "pass":
             na = [s for s in r.scenarios if s.status == "n/a"]
             if na:
-                console.print(f"{r.spec}: {len(na)} scenarios not applicable ({na[0].note})", highlight=False)
+                console.print(f"{spec}: {len(na)} scenarios not applicable ({markup_safe(na[0].note)})",
+                              highlight=False)
+    if stop is not None:
+        cut = ", ".join(markup_safe(r.spec) + (" incomplete" if r.started else " not run")
+                        for r in reports if r.incomplete or not r.started)
+        console.print(f"[yellow]{stop}[/]: the counts above are the verdicts reached before it; "
+                      f"{cut or 'every implementation had finished'}", highlight=False)

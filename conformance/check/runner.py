@@ -10,11 +10,13 @@ reported, and shrunk, in terms of operations.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
+from types import TracebackType
 from typing import Protocol
 
 from wheelspec.conformance.adapters.protocol import Config, Response, result_event
-from wheelspec.conformance.adapters.subprocess_adapter import AdapterError
+from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, LivenessError
 from wheelspec.spec import ops
 from wheelspec.spec.history import History
 
@@ -47,22 +49,65 @@ class Driven(Protocol):
     def request(self, op: ops.Op) -> Response: ...
 
 
+class RunnerBug(RuntimeError):
+    """An exception inside wheelspec's runner while it drove an adapter: a bug to report (the
+    original exception, with its traceback, is the ``__cause__``), never a verdict."""
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_ADAPTERS = os.path.join(os.path.dirname(_HERE), "adapters")
+#: source files whose exceptions are the runner's own: this package (run, judge, shrink, corpus,
+#: campaign) and the protocol layer every answer passes through
+RUNNER_MODULES = (_HERE + os.sep, os.path.join(_ADAPTERS, "protocol.py"),
+                  os.path.join(_ADAPTERS, "subprocess_adapter.py"))
+
+
+def _innermost_file(tb: TracebackType | None) -> str:
+    path = ""
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return os.path.abspath(path) if path and not path.startswith("<") else path
+
+
+def raised_by_runner(adapter: object, exc: BaseException) -> bool:
+    """Is ``exc``, escaping ``adapter.request``, a bug of the runner rather than of the
+    implementation?  (The rule is the module docstring's.)"""
+    if getattr(adapter, "out_of_process", False):
+        return True
+    where = _innermost_file(exc.__traceback__)
+    return any(where == m or (m.endswith(os.sep) and where.startswith(m)) for m in RUNNER_MODULES)
+
+
 def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op]) -> Run:
     """Reset ``adapter`` to ``config`` and execute ``operations`` in order.
 
-    A refused operation (error response) adds no events.  An in-process adapter that raises
-    instead of answering is recorded as an ``internal`` error: the runner judges it, it does not
-    crash on it.  Protocol breakage of a subprocess (:class:`AdapterError`) propagates."""
-    adapter.reset(config)
+    A refused operation (error response) adds no events.  An in-process adapter whose own code
+    raises instead of answering is recorded as an ``internal`` error: the runner judges it, it does
+    not crash on it.  An exception of the runner's own code is a :class:`RunnerBug`.  A
+    :class:`LivenessError` propagates with ``step`` (None: the reset) and ``run`` (the requests
+    answered before it) set; any other :class:`AdapterError` propagates as it is."""
     history = History()
     event_step: list[int] = []
     steps: list[Step] = []
+    try:
+        adapter.reset(config)
+    except LivenessError as hung:
+        hung.step, hung.run = None, Run(config, steps, history, event_step)
+        raise
+
     for i, op in enumerate(operations):
         try:
             resp = adapter.request(op)
+        except LivenessError as hung:
+            hung.step, hung.run = i, Run(config, steps, history, event_step)
+            raise
         except AdapterError:
             raise
-        except Exception as exc:  # noqa: BLE001 - an in-process implementation's bug is a finding
+        except Exception as exc:  # an in-process implementation's own bug is a finding (module doc)
+            if raised_by_runner(adapter, exc):
+                raise RunnerBug(f"wheelspec's runner failed at op {i} {op.to_dict()} on {type(adapter).__name__} "
+                                f"({type(exc).__name__}: {exc}); please report this with the traceback") from exc
             resp = Response(error=("internal", f"raised {type(exc).__name__}: {exc}"))
         steps.append(Step(op, resp))
         if resp.error is None:

@@ -12,18 +12,55 @@ still produces a failure of the *same property*; passes, repeated until nothing 
 
 The result is 1-minimal for deletions: removing any single operation makes the failure go away.
 A budget bounds the number of runs so that shrinking a pathological schedule cannot run away.
+
+A hang or a crash (property ``responds``, :func:`shrink_liveness`) is shrunk by the same passes
+with another oracle: a candidate fails iff it hangs (or crashes, whichever the original did) on a
+fresh adapter (:meth:`~wheelspec.conformance.adapters.subprocess_adapter.SubprocessAdapter.restart`
+before every attempt: a hang may depend on what an earlier run left behind).  Every hanging attempt
+costs a whole timeout, so attempts run with a shorter one (:data:`SHRINK_TIMEOUT` at most) and are
+capped (:data:`LIVENESS_BUDGET` attempts, :data:`LIVENESS_HANGS` of them hanging).  While any schedule
+is shrunk, a candidate that hangs or crashes instead of failing the property is simply not kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
-from wheelspec.spec import ops
+from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
+from wheelspec.spec import ops, show
 from wheelspec.spec.findings import Finding
 
 BUDGET = 3000
+#: the property a hang or a crash violates (spec/properties.py)
+RESPONDS = "responds"
+#: the longest per-request timeout while shrinking (seconds): a hanging attempt costs this much
+SHRINK_TIMEOUT = 2.0
+#: at most this many attempts when shrinking a hang or crash, and this many of them hanging
+LIVENESS_BUDGET = 60
+LIVENESS_HANGS = 12
+
+
+@contextlib.contextmanager
+def _shrink_timeout(adapter: Any) -> Iterator[None]:
+    """Run the block with the adapter's request timeout at most :data:`SHRINK_TIMEOUT`."""
+    before = getattr(adapter, "timeout", None)
+    if isinstance(before, int | float) and before > SHRINK_TIMEOUT:
+        adapter.timeout = SHRINK_TIMEOUT
+    try:
+        yield
+    finally:
+        if before is not None:
+            adapter.timeout = before
+
+
+def liveness_finding(e: LivenessError, schedule: list[ops.Op]) -> Finding:
+    """The ``responds`` finding of a run that hung or crashed at ``e.step`` (None: the reset)."""
+    where = show.step(e.step, schedule[e.step]) if e.step is not None and e.step < len(schedule) else "reset"
+    return Finding.at_step(RESPONDS, e.step, f"{where}: {e.problem}")
 
 
 class _Oracle:
@@ -38,11 +75,39 @@ class _Oracle:
         if self.runs >= BUDGET:
             return False
         self.runs += 1
-        failures = judge_schedule(self.adapter, self.caps, cfg, schedule)
+        try:
+            failures = judge_schedule(self.adapter, self.caps, cfg, schedule)
+        except LivenessError:
+            return False  # another failure (the adapter restarts on its next request)
         same = [f for f in failures if f.prop == self.prop]
         if same:
             self.last = same + [f for f in failures if f.prop != self.prop]
             return True
+        return False
+
+
+class _LivenessOracle(_Oracle):
+    """Fails iff the schedule hangs (or crashes, as ``reason`` says) on a freshly started adapter."""
+
+    def __init__(self, adapter: Any, caps: Capabilities, reason: str) -> None:
+        super().__init__(adapter, caps, RESPONDS)
+        self.reason = reason
+        self.hangs = 0
+
+    def fails(self, cfg: Config, schedule: list[ops.Op]) -> bool:
+        from wheelspec.conformance.check.runner import run_ops
+
+        if self.runs >= LIVENESS_BUDGET or self.hangs >= LIVENESS_HANGS:
+            return False
+        self.runs += 1
+        self.adapter.restart()  # a failed restart is a configuration error: it propagates
+        try:
+            run_ops(self.adapter, cfg, schedule)
+        except LivenessError as e:
+            self.hangs += e.reason == "timeout"
+            if e.reason == self.reason:
+                self.last = [liveness_finding(e, schedule)]
+                return True
         return False
 
 
@@ -148,4 +213,39 @@ def shrink_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: lis
         if (cfg, s) == before or o.runs >= BUDGET:
             break
     o.fails(cfg, s)  # leave o.last describing the final schedule
+    return cfg, s, o.last
+
+
+def shrink_schedule_safely(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op],
+                           prop: str) -> tuple[Config, list[ops.Op], list[Finding]]:
+    """:func:`shrink_schedule` with the request timeout at most :data:`SHRINK_TIMEOUT` (a
+    candidate may hang an implementation that has hangs too)."""
+    with _shrink_timeout(adapter):
+        return shrink_schedule(adapter, caps, cfg, schedule, prop)
+
+
+def shrink_liveness(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op],
+                    e: LivenessError) -> tuple[Config, list[ops.Op], list[Finding]]:
+    """Shrink ``schedule`` (the operations up to and including the one that hung or crashed,
+    ``e``) keeping a hang (or a crash, as ``e.reason`` says) on a fresh adapter per attempt;
+    returns the smaller schedule and its ``responds`` finding.  An adapter that cannot restart
+    (an in-process one never hangs) or a hang that does not recur keeps the schedule as it is."""
+    first = [liveness_finding(e, schedule)]
+    if not callable(getattr(adapter, "restart", None)):
+        return cfg, schedule, first
+    o = _LivenessOracle(adapter, caps, e.reason)
+    with _shrink_timeout(adapter):
+        if not o.fails(cfg, schedule):
+            note = f" (not shrunk: it did not recur on a fresh adapter within {SHRINK_TIMEOUT:g} s per request)"
+            return cfg, schedule, [dataclasses.replace(first[0], message=first[0].message + note)]
+        s = list(schedule)
+        while True:
+            before = (cfg, list(s))
+            s = _delete_chunks(o, cfg, s)
+            s = _simplify_values(o, cfg, s)
+            s = _renumber(o, cfg, s)
+            cfg, s = _smaller_start(o, cfg, s)
+            if (cfg, s) == before or o.runs >= LIVENESS_BUDGET or o.hangs >= LIVENESS_HANGS:
+                break
+    # Every pass keeps a candidate only when it failed, so o.last describes ``s`` already.
     return cfg, s, o.last

@@ -7,8 +7,10 @@ Each subcommand has a module in this package exposing ``configure_NAME(parser)``
 numba, z3, pyarrow or pyspark (``tests/test_cli_parser.py`` checks it).
 
 Exit codes: 0 success, 1 violations found (or an expected proof failed), 2 usage, configuration
-or adapter errors, 130 interrupted.  A :class:`~wheelspec.spec.errors.WheelspecError` that reaches
-this file is printed as one line with its ``exit_code``, never a traceback; an
+or adapter errors, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (a CI timeout): both raise
+:class:`~.interrupt.Interrupted` inside the command, which writes what it has judged.  A
+:class:`~wheelspec.spec.errors.WheelspecError` that reaches this file is printed as one line
+(control characters escaped) with its ``exit_code``, never a traceback; an
 :class:`~wheelspec.spec.errors.InvariantError` is a bug in wheelspec and keeps its traceback.
 """
 
@@ -18,7 +20,10 @@ import argparse
 import importlib
 import sys
 
+from wheelspec.conformance.cli.args import Parser
+from wheelspec.conformance.cli.interrupt import as_interrupted, signals_raise
 from wheelspec.spec.errors import InvariantError, WheelspecError
+from wheelspec.spec.show import printable
 
 #: subcommand -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -43,8 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 def build_parser() -> argparse.ArgumentParser:
     from wheelspec import __version__
 
-    parser = argparse.ArgumentParser(prog="wheelspec", description="Executable, checkable semantics of "
-                                     "Kafka-style hierarchical timing wheels and purgatories.")
+    parser = Parser(prog="wheelspec", description="Executable, checkable semantics of "
+                    "Kafka-style hierarchical timing wheels and purgatories.")
     parser.add_argument("--version", action="version", version=f"wheelspec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in COMMANDS.items():
@@ -70,12 +75,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     mod = importlib.import_module(args._module)
     try:
-        return int(getattr(mod, f"run_{args._name}")(args) or 0)
+        with signals_raise():
+            return int(getattr(mod, f"run_{args._name}")(args) or 0)
     except InvariantError:
         raise
     except WheelspecError as e:
-        print(f"wheelspec {args._name}: error: {e}", file=sys.stderr)
+        print(f"wheelspec {args._name}: error: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        print(f"wheelspec {args._name}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        # SIGINT or SIGTERM (a CI timeout): the command has written what it judged; say so in
+        # one line and exit 128 + signal, never 0.
+        stop = as_interrupted(e)
+        print(f"wheelspec {args._name}: {stop}", file=sys.stderr)
+        return stop.exit_code

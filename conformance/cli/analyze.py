@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from wheelspec.conformance.cli.args import count, non_negative, seed, writable_dir, writable_file
 from wheelspec.conformance.traces.analyze import analyze
 from wheelspec.spec.errors import UserError
 
@@ -25,15 +26,18 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default=None,
                    help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
     p.add_argument("--driver-memory", default="4g", help="Spark driver memory (default 4g)")
-    p.add_argument("--out", metavar="DIR", help="write analysis.json, report.html and PNG plots here")
+    p.add_argument("--out", type=writable_dir, metavar="DIR",
+                   help="write analysis.json, report.html and PNG plots here (checked writable before the analysis)")
     p.add_argument("--json", action="store_true", help="print the JSON result on stdout")
     p.add_argument("--lateness-ms", type=int, default=None, help="also judge late-fire: fire - exp must be <= this")
-    p.add_argument("--max-rows", type=int, default=20, help="violating rows reported per property (default 20)")
-    p.add_argument("--synthetic", type=int, metavar="ROWS",
+    p.add_argument("--max-rows", type=non_negative, default=20,
+                   help="violating rows reported per property (default 20)")
+    p.add_argument("--synthetic", type=count, metavar="ROWS",
                    help="analyze a seeded synthetic trace of about ROWS rows instead of TRACE files")
-    p.add_argument("--seed", type=int, default=0, help="seed of --synthetic")
+    p.add_argument("--seed", type=seed, default=0, help="seed of --synthetic")
     p.add_argument("--plant", default="", help="with --synthetic: plant violations, comma list of early,double")
-    p.add_argument("--save-trace", metavar="PATH", help="with --synthetic: also write the trace to this Parquet file")
+    p.add_argument("--save-trace", type=writable_file, metavar="PATH",
+                   help="with --synthetic: also write the trace to this Parquet file")
 
 
 def run_analyze(args: argparse.Namespace) -> int:
@@ -60,17 +64,18 @@ def run_analyze(args: argparse.Namespace) -> int:
         paths = [str(target)]
     if not paths:
         raise UserError("no trace given: pass Parquet files or directories, or --synthetic ROWS")
-    if args.max_rows < 0:
-        raise UserError(f"--max-rows must be >= 0, got {args.max_rows}")
     result = analyze(paths, engine=args.engine, master=args.master, driver_memory=args.driver_memory,
                      lateness_ms=args.lateness_ms, max_rows=args.max_rows)
     if args.out:
         from wheelspec.conformance.traces.html_report import write_report
 
         out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "analysis.json").write_text(json.dumps(result, indent=1) + "\n")
-        page = write_report(result, out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            (out / "analysis.json").write_text(json.dumps(result, indent=1) + "\n")
+            page = write_report(result, out)
+        except OSError as e:
+            raise UserError(f"--out {out}: cannot write the report ({e.strerror or e})") from None
         print(f"wrote {out / 'analysis.json'}, {page} and PNG plots", file=sys.stderr)
     if args.json:
         print(json.dumps(result, indent=1))

@@ -15,6 +15,15 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+from wheelspec.conformance.cli.args import (
+    comma_list,
+    count,
+    non_negative,
+    positive_number,
+    seconds,
+    seed,
+    writable_file,
+)
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.limits import MAX_ID
 
@@ -52,44 +61,46 @@ def _names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
 
 
 def configure_bench(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sizes", default=None, metavar="N,N,...",
+    parser.add_argument("--sizes", type=comma_list(), default=None, metavar="N,N,...",
                         help=f"sizes N to run (default {FULL_SIZES}; with --quick {QUICK_SIZES})")
     parser.add_argument("--quick", action="store_true",
                         help="sizes 1e3,1e4,1e5, at most 2 runs per cell, tracemalloc up to 1e4: a short check")
-    parser.add_argument("--workloads", default=",".join(WORKLOAD_NAMES), metavar="W,W,...",
+    parser.add_argument("--workloads", type=comma_list(), default=",".join(WORKLOAD_NAMES), metavar="W,W,...",
                         help=f"workloads (default all: {', '.join(WORKLOAD_NAMES)})")
-    parser.add_argument("--impls", default=",".join(IMPLS), metavar="I,I,...",
+    parser.add_argument("--impls", type=comma_list(), default=",".join(IMPLS), metavar="I,I,...",
                         help=f"implementations (default all: {', '.join(IMPLS)})")
     parser.add_argument("--cap", action="append", default=[], metavar="IMPL=N",
                         help="largest N for an implementation (default 1e6 for reference, optimized, "
                              "optimized-op and sched; IMPL=none lifts a cap); repeatable")
-    parser.add_argument("--budget", type=float, default=180.0, metavar="SECONDS",
+    parser.add_argument("--budget", type=seconds, default=180.0, metavar="SECONDS",
                         help="skip a cell if one run of it, preparation included, is predicted from the previous size "
                              "to take longer than this (default 180)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per cell, best reported (default 3)")
-    parser.add_argument("--curve-rounds", type=int, default=8, metavar="K",
+    parser.add_argument("--repeat", type=count, default=3, help="runs per cell, best reported (default 3)")
+    parser.add_argument("--curve-rounds", type=non_negative, default=8, metavar="K",
                         help="after the steady workload's sweep, K more rounds of one run per cell, round-robin "
                              "over sizes, so that a slow spell of the machine cannot take all runs of one size "
                              "(cells whose run takes over 5 s are left out; default 8, 0: none)")
     parser.add_argument("--mem-max", default="1e5", metavar="N",
                         help="largest N at which Python structures are traced with tracemalloc (default 1e5)")
-    parser.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
-    parser.add_argument("--tick", type=int, default=1, help="tick in ms for the wheels (default 1, Kafka's)")
-    parser.add_argument("--wheel-size", type=int, default=20, help="buckets per wheel (default 20, Kafka's)")
+    parser.add_argument("--seed", type=seed, default=0, help="workload seed (default 0)")
+    parser.add_argument("--tick", type=count, default=1, help="tick in ms for the wheels (default 1, Kafka's)")
+    parser.add_argument("--wheel-size", type=count, default=20, help="buckets per wheel (default 20, Kafka's)")
     g = parser.add_argument_group("purgatory workload (Kafka's TestPurgatoryPerformance)")
-    g.add_argument("--rate", type=float, default=10_000.0, help="requests per second (default 10000)")
-    g.add_argument("--pct50", type=float, default=10.0, help="median completion latency, ms (default 10)")
-    g.add_argument("--pct75", type=float, default=50.0, help="75th percentile completion latency, ms (default 50)")
-    g.add_argument("--timeout", type=int, default=30_000, help="request timeout, ms (default 30000)")
-    g.add_argument("--keys", type=int, default=3, help="watch keys per request (default 3)")
-    g.add_argument("--key-space", type=int, default=100, help="possible keys (default 100)")
-    g.add_argument("--purge-interval", type=int, default=1000, help="purgatory purge interval (default 1000)")
+    g.add_argument("--rate", type=positive_number, default=10_000.0, help="requests per second (default 10000)")
+    g.add_argument("--pct50", type=positive_number, default=10.0, help="median completion latency, ms (default 10)")
+    g.add_argument("--pct75", type=positive_number, default=50.0,
+                   help="75th percentile completion latency, ms (default 50)")
+    g.add_argument("--timeout", type=count, default=30_000, help="request timeout, ms (default 30000)")
+    g.add_argument("--keys", type=count, default=3, help="watch keys per request (default 3)")
+    g.add_argument("--key-space", type=count, default=100, help="possible keys (default 100)")
+    g.add_argument("--purge-interval", type=count, default=1000, help="purgatory purge interval (default 1000)")
     g.add_argument("--keys-per-run", action="store_true",
                    help="draw the keys once for the whole run, as Kafka's tool does (default: per request)")
     parser.add_argument("--no-jit", action="store_true", help="skip the cold/warm JIT compile-time probe")
-    parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
-    parser.add_argument("--markdown", metavar="PATH", help="also write the tables as Markdown")
-    parser.add_argument("--plot", metavar="PATH", help="also plot ns/op against N (needs matplotlib)")
+    parser.add_argument("--json", type=writable_file, metavar="PATH", help="also write every figure as JSON")
+    parser.add_argument("--markdown", type=writable_file, metavar="PATH", help="also write the tables as Markdown")
+    parser.add_argument("--plot", type=writable_file, metavar="PATH",
+                        help="also plot ns/op against N (needs matplotlib)")
 
 
 def _caps(specs: list[str]) -> dict[str, int]:

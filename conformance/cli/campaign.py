@@ -1,8 +1,11 @@
 """``wheelspec campaign``: a random campaign split into seed ranges and run on Spark
 (``--engine spark``) or on a local process pool (``--engine local``), with verdicts and shrunk
-counterexamples written to Parquet / JSON under ``--out``, resumable and deterministic
-(:mod:`.spark_campaign`).  ``--trace-out`` also records every schedule's history as a Parquet
-trace (docs/TRACE_FORMAT.md) for ``wheelspec analyze``.
+counterexamples written to Parquet / JSON under ``--out``, deterministic, and resumable only
+by the campaign that wrote them (``OUT/campaign.json``, :mod:`.campaign_store`), with a failure
+budget per kind (``--max-failures``) (:mod:`.spark_campaign`).  Interrupted (Ctrl-C, SIGTERM), it
+keeps every finished range, prints the summary of what is done and exits with the interrupted code.
+``--trace-out`` also records every schedule's history as a Parquet trace (docs/TRACE_FORMAT.md)
+for ``wheelspec analyze``.
 
 Imported for every ``wheelspec`` invocation: heavy imports stay inside :func:`run_campaign`.
 """
@@ -14,23 +17,45 @@ import json
 import sys
 import time
 
+from wheelspec.conformance.cli.args import comma_list, count, seed, writable_dir
 from wheelspec.spec.errors import UserError
 
 KINDS = ("timer", "purgatory")
+#: failing schedules per kind after which a kind's remaining seed ranges are not started
+DEFAULT_MAX_FAILURES = 20
+
+
+def _max_failures(text: str) -> int | None:
+    """``--max-failures``: an integer >= 1, or ``none`` for no budget."""
+    if text.strip().lower() == "none":
+        return None
+    return count(text)
 
 
 def configure_campaign(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impl", default="reference",
                    help="implementation, as for `wheelspec check --impl` (default reference)")
-    p.add_argument("--kinds", default="timer,purgatory", help="campaign kinds, comma list of timer,purgatory")
-    p.add_argument("--seeds", type=int, default=1000, help="schedules per kind (default 1000)")
-    p.add_argument("--start", type=int, default=0, help="first seed (default 0)")
-    p.add_argument("--chunk", type=int, default=100, help="seeds per range, i.e. per Spark task (default 100)")
+    p.add_argument("--kinds", default="timer,purgatory", type=comma_list(KINDS),
+                   help="campaign kinds, comma list of timer,purgatory")
+    p.add_argument("--seeds", type=count, default=1000, help="schedules per kind (default 1000)")
+    p.add_argument("--start", type=seed, default=0, help="first seed (default 0)")
+    p.add_argument("--chunk", type=count, default=100, help="seeds per range, i.e. per Spark task (default 100)")
     p.add_argument("--engine", choices=("spark", "local"), default="local",
                    help="spark: one Spark task per seed range; local: a multiprocessing pool")
     p.add_argument("--master", default=None, help="Spark master URL (default: embedded local[*])")
-    p.add_argument("--workers", type=int, default=None, help="--engine local: processes (default: all cores)")
-    p.add_argument("--out", default="wheelspec-campaign", help="output directory (verdicts, counterexamples, traces)")
+    p.add_argument("--workers", type=count, default=None, help="--engine local: processes, >= 1 (default: all cores)")
+    p.add_argument("--out", default=None, type=writable_dir, metavar="DIR",
+                   help="output directory (verdicts, counterexamples, traces, and campaign.json recording what "
+                   "was judged); default wheelspec-campaign/<impl>, <impl> being --impl made a folder name. "
+                   "A rerun with the same --out resumes: it skips the seed ranges already done, and refuses "
+                   "if the implementation, wheelspec, the generators, --kinds, --chunk, --no-shrink or "
+                   "--trace-out differ")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over: delete the files this tool wrote in --out (never any other file)")
+    p.add_argument("--max-failures", default=DEFAULT_MAX_FAILURES, type=_max_failures, metavar="N",
+                   help="failure budget per kind: once N schedules of a kind have failed (each is shrunk), no "
+                   "further seed range of that kind is started; ranges already running finish. 'none': no "
+                   f"budget (default {DEFAULT_MAX_FAILURES})")
     p.add_argument("--no-shrink", action="store_true", help="do not shrink failing schedules")
     p.add_argument("--trace-out", action="store_true", help="also write every schedule's history as a Parquet trace "
                    "under OUT/traces")
@@ -38,59 +63,106 @@ def configure_campaign(p: argparse.ArgumentParser) -> None:
 
 
 def run_campaign(args: argparse.Namespace) -> int:
+    from wheelspec.conformance.cli.interrupt import deferred
+    from wheelspec.conformance.traces.campaign_store import default_out, identity, open_out
     from wheelspec.conformance.traces.spark_campaign import (
+        Budget,
         collect_verdicts,
-        execute,
+        failed_seeds_done,
         failure_classes,
         failure_classes_spark,
         pending_tasks,
+        range_file,
+        run_tasks,
     )
 
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if not kinds:
+        raise UserError(f"--kinds: no kind given (got {args.kinds!r}; known: {', '.join(KINDS)})")
     for k in kinds:
         if k not in KINDS:
             raise UserError(f"--kinds: unknown kind {k!r} (known: {', '.join(KINDS)})")
+    kinds = list(dict.fromkeys(kinds))
     if args.seeds < 1 or args.chunk < 1 or args.start < 0:
         raise UserError(f"--seeds and --chunk must be >= 1 and --start >= 0 "
                         f"(got {args.seeds}, {args.chunk}, {args.start})")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be >= 1 (got {args.workers})")
+    limit = args.max_failures
     from wheelspec.conformance.adapters import resolve
 
     adapter = resolve(args.impl)()   # fail early, in the driver, with a one-line error
-    caps = adapter.hello().capabilities
-    getattr(adapter, "close", lambda: None)()
-    if not caps.purgatory:
+    try:
+        hello = adapter.hello()
+    finally:
+        getattr(adapter, "close", lambda: None)()
+    if not hello.capabilities.purgatory:
         kinds = [k for k in kinds if k != "purgatory"]
-    tasks, skipped = pending_tasks(args.impl, kinds, args.start, args.seeds, args.chunk, args.out,
+        if not kinds:
+            raise UserError(f"--impl {args.impl}: has no purgatory (hello capabilities), and --kinds asks only "
+                            f"for purgatory")
+    out_arg = args.out if args.out is not None else default_out(args.impl)
+    ident = identity(args.impl, hello, kinds, shrink=not args.no_shrink, trace=args.trace_out, chunk=args.chunk)
+    out, resumed = open_out(out_arg, ident, fresh=args.fresh)
+    tasks, skipped = pending_tasks(args.impl, kinds, args.start, args.seeds, args.chunk, out,
                                    shrink=not args.no_shrink, trace=args.trace_out)
+    budget = Budget(limit, failed_seeds_done(out, kinds, args.start, args.seeds, args.chunk) if limit else {})
     spark = None
-    if args.engine == "spark":
+    if args.engine == "spark" and tasks:
         from wheelspec.conformance.traces.spark_session import get_session
 
         spark = get_session(args.master, app="wheelspec-campaign")
     t0 = time.perf_counter()
-    done = execute(tasks, engine=args.engine, workers=args.workers, spark=spark)
+    outcome = run_tasks(tasks, engine=args.engine, workers=args.workers, spark=spark, budget=budget)
     seconds = time.perf_counter() - t0
-    verdicts = collect_verdicts(args.out, kinds, args.start, args.seeds, args.chunk)
-    classes = (failure_classes_spark(spark, args.out, kinds, args.start, args.seeds, args.chunk) if spark is not None
-               else failure_classes(verdicts))
+    done = outcome.done
+    # Ranges this run finished, read from disk: on Spark an interrupted job's finished tasks
+    # return nothing to the driver, but their files are complete.
+    ranges_run = sum(range_file(out, t["kind"], t["lo"], t["hi"]).exists() for t in tasks)
+    verdicts = collect_verdicts(out, kinds, args.start, args.seeds, args.chunk)
+    interrupted = outcome.interrupted is not None
+    # After an interruption, no new Spark job: the summary comes from the files, in this process.
+    classes = (failure_classes_spark(spark, out, kinds, args.start, args.seeds, args.chunk)
+               if spark is not None and not interrupted else failure_classes(verdicts))
     seeds_seen = {(k, s) for k, s in zip(verdicts.column("kind").to_pylist(), verdicts.column("seed").to_pylist())}
     failed = {(k, s) for k, s, ok in zip(verdicts.column("kind").to_pylist(), verdicts.column("seed").to_pylist(),
                                          verdicts.column("passed").to_pylist()) if not ok}
+    stopped = {}
+    for kind in kinds:
+        cut = [t for t in outcome.not_run if t["kind"] == kind]
+        if cut:
+            stopped[kind] = {"reason": "max-failures", "failed": sum(1 for k, _ in failed if k == kind),
+                             "max_failures": limit, "ranges_not_run": len(cut),
+                             "seeds_not_run": sum(t["hi"] - t["lo"] for t in cut)}
     ran = sum(d["schedules"] for d in done)
     ops = sum(d["ops"] for d in done)
     summary = {"impl": args.impl, "kinds": kinds, "engine": args.engine, "schedules": len(seeds_seen),
-               "failed": len(failed), "ranges_run": len(done), "ranges_skipped": skipped,
+               "failed": len(failed), "ranges_run": ranges_run, "ranges_skipped": skipped,
+               "ranges_pending": len(tasks) - ranges_run - len(outcome.not_run),
+               "resumed": resumed, "max_failures": limit, "stopped_early": stopped, "interrupted": interrupted,
                "schedules_run": ran, "ops_run": ops, "seconds": round(seconds, 3),
                "schedules_per_s": round(ran / seconds, 1) if seconds > 0 and ran else None,
                "ops_per_s": round(ops / seconds, 1) if seconds > 0 and ops else None,
-               "failure_classes": classes, "out": str(args.out)}
-    if args.json:
-        print(json.dumps(summary, indent=1))
-    else:
-        print(f"{args.impl}: {summary['schedules']} schedules ({', '.join(kinds)}), {summary['failed']} failed; "
-              f"ran {len(done)} ranges ({skipped} done before) in {seconds:.1f} s on {args.engine}"
-              + (f": {summary['schedules_per_s']} schedules/s, {summary['ops_per_s']} ops/s" if ran else ""))
-        for c in classes[:20]:
-            print(f"  {c['count']:6} x {c['property']:22} shape {c['shape']}  (first seed {c['first_seed']})")
-        print(f"verdicts: {args.out}/verdicts/*/*.parquet", file=sys.stderr)
+               "failure_classes": classes, "out": str(out)}
+    resume_hint = (f"rerun the same command (same --out {out}) to run the remaining ranges; "
+                   f"the {skipped + ranges_run} ranges done are kept")
+    with deferred():   # a second Ctrl-C (or the SIGTERM after it) waits for the summary
+        if args.json:
+            print(json.dumps(summary, indent=1))
+        else:
+            print(f"{args.impl}: {summary['schedules']} schedules ({', '.join(kinds)}), {summary['failed']} failed; "
+                  f"ran {ranges_run} ranges ({skipped} done before) in {seconds:.1f} s on {args.engine}"
+                  + (f": {summary['schedules_per_s']} schedules/s, {summary['ops_per_s']} ops/s" if ran else ""))
+            for c in classes[:20]:
+                print(f"  {c['count']:6} x {c['property']:22} shape {c['shape']}  (first seed {c['first_seed']})")
+            for kind, st in stopped.items():
+                print(f"{kind}: stopped early: {st['failed']} failed schedules reached --max-failures {limit} (per "
+                      f"kind); {st['ranges_not_run']} ranges ({st['seeds_not_run']} seeds) not run: raise "
+                      f"--max-failures and rerun with the same --out to run them")
+            if interrupted:
+                print(f"interrupted: {summary['ranges_pending']} ranges not finished; {resume_hint}")
+            print(f"verdicts: {out}/verdicts/*/*.parquet", file=sys.stderr)
+    if interrupted:
+        assert outcome.interrupted is not None
+        raise outcome.interrupted   # the command's interrupted exit code (main), after the summary
     return 1 if failed else 0

@@ -6,13 +6,18 @@ import beyond argparse happens inside ``run_check`` / ``run_replay``.
 ``wheelspec check`` with no arguments runs the shipped scenario corpus and a seeded campaign
 (timer and purgatory schedules) against our implementations: the reference in-process and behind
 protocol v1 in a subprocess, and the optimized engine.  Exit codes: 0 everything passed, 1 an
-implementation violated its claimed semantics, 2 usage, configuration or adapter errors (the
-reports written so far are kept).
+implementation violated its claimed semantics, 2 usage, configuration or adapter errors, 130 / 143
+interrupted by SIGINT / SIGTERM.  Whatever stops a run, the reports (terminal, ``--json``,
+``--junit-xml``) hold every verdict reached before it, for every implementation: the one being
+checked is marked incomplete, those not reached "not run", and a campaign kind cut short (by its
+``--max-failures`` budget, an adapter error or the signal) is listed with where and why.
 """
 
 from __future__ import annotations
 
 import argparse
+
+from wheelspec.conformance.cli.args import comma_list, count, non_negative, seconds, seed, writable_dir, writable_file
 
 DEFAULT_IMPLS = ("reference", "reference-subprocess", "optimized")
 DEFAULT_SCHEDULES = 400
@@ -25,24 +30,29 @@ def configure_check(p: argparse.ArgumentParser) -> None:
                         f"speaking protocol v1, docs/PROTOCOL.md); default: {', '.join(DEFAULT_IMPLS)}")
     p.add_argument("--scenarios", metavar="DIR", help="scenario directory (default: the shipped corpus)")
     p.add_argument("--no-corpus", action="store_true", help="skip the scenario corpus")
-    p.add_argument("--schedules", type=int, default=DEFAULT_SCHEDULES, metavar="N",
+    p.add_argument("--schedules", type=non_negative, default=DEFAULT_SCHEDULES, metavar="N",
                    help=f"random schedules per campaign kind (default {DEFAULT_SCHEDULES}; 0 = no campaign)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (seeds S .. S+N-1; default 0)")
-    p.add_argument("--kinds", default="timer,purgatory",
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help="first seed (seeds S .. S+N-1; default 0)")
+    p.add_argument("--kinds", type=comma_list(), default="timer,purgatory",
                    help="campaign kinds, comma separated (default timer,purgatory; purgatory only if offered)")
-    p.add_argument("--out", default="wheelspec-out", metavar="DIR",
+    p.add_argument("--out", type=writable_dir, default="wheelspec-out", metavar="DIR",
                    help="where shrunk counterexamples are saved (default ./wheelspec-out)")
-    p.add_argument("--json", metavar="FILE", help="write a JSON report")
-    p.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
-    p.add_argument("--trace-out", metavar="DIR",
+    p.add_argument("--json", type=writable_file, metavar="FILE", help="write a JSON report")
+    p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report")
+    p.add_argument("--trace-out", type=writable_dir, metavar="DIR",
                    help="also record every campaign schedule's history as a Parquet trace, one file per "
                         "implementation: DIR/<impl>.parquet (docs/TRACE_FORMAT.md; `wheelspec analyze DIR` reads it)")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="per-request timeout for subprocess adapters (default 10)")
-    p.add_argument("--start-timeout", type=float, default=30.0, metavar="SECONDS",
+    p.add_argument("--start-timeout", type=seconds, default=30.0, metavar="SECONDS",
                    help="handshake timeout for subprocess adapters (default 30)")
-    p.add_argument("--max-failures", type=int, default=20, metavar="N",
-                   help="stop a campaign after N failing seeds (each is shrunk; default 20)")
+    p.add_argument("--max-failures", type=count, default=20, metavar="N",
+                   help="failure budget per campaign kind: a kind stops after N failing seeds (each is "
+                        "shrunk) and the report says so; the other kinds keep theirs (N >= 1; default 20)")
+    p.add_argument("--ranges", choices=("bounded", "unbounded"),
+                   help="unbounded: the implementation accepts any value by design; leave out-of-range requests "
+                        "out of its schedules and report property ranges as not judged (default: what its "
+                        "capabilities declare, else bounded)")
     p.add_argument("-v", "--verbose", action="store_true", help="list every failure")
 
 
@@ -50,18 +60,23 @@ def configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a scenario file (for example a saved counterexample)")
     p.add_argument("--impl", default="reference", metavar="IMPL",
                    help="implementation (as for check; default reference)")
-    p.add_argument("--json", metavar="FILE", help="write a JSON report")
-    p.add_argument("--junit-xml", metavar="FILE", help="write a JUnit XML report")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
-    p.add_argument("--start-timeout", type=float, default=30.0, metavar="SECONDS")
+    p.add_argument("--json", type=writable_file, metavar="FILE", help="write a JSON report")
+    p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report")
+    p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS")
+    p.add_argument("--start-timeout", type=seconds, default=30.0, metavar="SECONDS")
+    p.add_argument("--full", action="store_true",
+                   help="print every step (a scenario longer than 200 steps shows only the steps around "
+                        "each finding)")
 
 
 def _console():
     from rich.console import Console
 
-    c = Console(highlight=False)
+    # emoji=False: an impl spec such as `mytimer.adapter:factory:` or a scenario name is text,
+    # never an emoji code.  Markup is escaped (or turned off) where user or adapter text is printed.
+    c = Console(highlight=False, emoji=False)
     if not c.is_terminal:  # CI logs: wide enough that the summary table is not truncated
-        c = Console(highlight=False, width=160)
+        c = Console(highlight=False, emoji=False, width=160)
     return c
 
 
@@ -80,31 +95,79 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
 
 
+def _stop_kinds(rep, kinds: list[str], reason: str, planned: int) -> None:
+    """Record in ``rep.stopped`` each of ``kinds`` whose campaign ended before its ``planned``
+    schedules, with ``reason`` and the last seed judged (from the outcomes ``rep`` holds)."""
+    for kind in kinds:
+        seeds = [o.seed for o in rep.campaign if o.kind == kind]
+        if len(seeds) < planned and not any(st["kind"] == kind for st in rep.stopped):
+            rep.stopped.append({"kind": kind, "reason": reason, "after_seed": seeds[-1] if seeds else None,
+                                "schedules": len(seeds), "planned": planned})
+
+
+def _salvaged(kind: str, seed: int, result, caps):
+    """The outcome of a schedule that ran to its end but never reached the report (an interruption
+    or an adapter error while it was judged or shrunk): judged again, without a counterexample.
+    None for a run cut short (a hang or crash is the campaign's finding to make, not this one's)."""
+    from wheelspec.conformance.check.campaign import SeedOutcome, generate, narrow
+    from wheelspec.conformance.check.judge import judge
+
+    if result is None or len(result.steps) != len(narrow(generate(kind, seed)[1], caps)):
+        return None
+    failures = judge(result, caps)
+    if any(f.prop == "ranges" for f in failures):
+        # The other properties are judged on a rerun without the out-of-range requests (the
+        # campaign's judge_run), which cannot be made now: keep the range verdict alone.
+        failures = [f for f in failures if f.prop == "ranges"]
+    return SeedOutcome(kind, seed, len(result.steps), failures)
+
+
 def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list[str], progress=None,
-               out_dir=None):
-    """Run corpus and campaign against one implementation; returns its ImplReport (never raises
-    for adapter errors: they are recorded in the report)."""
+               out_dir=None, rep=None):
+    """Run corpus and campaign against one implementation, filling ``rep`` (a new ImplReport if
+    None) one verdict at a time, and return it.  An adapter error is recorded in the report (and
+    the campaign kinds it cut short in ``rep.stopped``); an interruption (KeyboardInterrupt, or
+    :class:`~.interrupt.Interrupted` for SIGTERM) marks the report incomplete and propagates, the
+    verdicts reached before it kept.
+
+    ``--max-failures`` is a budget per campaign kind: failing timer schedules do not use up the
+    purgatory campaign's budget, and a kind that spends its budget is listed in ``rep.stopped``."""
+    import functools
+    import time
     from pathlib import Path
 
     from wheelspec.conformance.adapters import resolve
     from wheelspec.conformance.adapters.subprocess_adapter import AdapterError
-    from wheelspec.conformance.check.campaign import CampaignStats, run_seed_range
+    from wheelspec.conformance.check.campaign import run_seed_range
     from wheelspec.conformance.check.corpus import run_scenario
     from wheelspec.conformance.check.report import ImplReport
+    from wheelspec.conformance.cli.interrupt import deferred
     from wheelspec.spec.errors import UserError
 
-    rep = ImplReport(spec)
+    if rep is None:
+        rep = ImplReport(spec)
+    # Incomplete until it returns normally: whatever escapes (a signal, even while the adapter
+    # loads; a runner bug) leaves the report saying so.
+    rep.started, rep.incomplete = True, True
     tw = None
     try:
         factory = resolve(spec, timeout=args.timeout, start_timeout=args.start_timeout)
         adapter = factory()
     except UserError as e:
-        rep.error = str(e)
+        rep.error, rep.incomplete = str(e), False
         return rep
     task = None
+    kinds_here: list[str] = []
+    # The run of the schedule being judged, held from the moment it ran until its outcome is in
+    # the report: an interruption or adapter error while judging or shrinking it keeps the verdict.
+    pending: dict = {}
     try:
         hello = adapter.hello()
         caps = hello.capabilities
+        if getattr(args, "ranges", None):  # the user's word overrides the adapter's declaration
+            import dataclasses
+
+            caps = dataclasses.replace(caps, ranges=args.ranges)
         rep.name, rep.capabilities = hello.name, caps.to_dict()
         if caps.time != "virtual":
             raise UserError(f"{hello.name}: capabilities.time is \"real\": `wheelspec check` drives virtual "
@@ -120,59 +183,88 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
             rep.scenarios.append(run_scenario(adapter, caps, sc))
             if progress is not None:
                 progress.advance(task)
-        import time
 
         if getattr(args, "trace_out", None):
             from wheelspec.conformance.traces.format import TraceWriter
 
             tw = TraceWriter(Path(args.trace_out) / f"{_safe(spec)}.parquet")
         t0 = time.perf_counter()
-        failed = 0
 
-        def on_seed(o):
-            nonlocal failed
+        def on_seed(o) -> None:
+            pending.clear()
+            rep.campaign.append(o)
+            rep.seconds = time.perf_counter() - t0
             if progress is not None:
                 progress.advance(task)
-            if not o.ok:
-                failed += 1
-                if o.counterexample is not None:
-                    p = Path(out_dir) / _safe(spec) / f"{o.kind}-{o.seed}.json"
-                    o.counterexample.save(p)
-                    rep.counterexamples.append(str(p))
+            if o.counterexample is not None:
+                p = Path(out_dir) / _safe(spec) / f"{o.kind}-{o.seed}.json"
+                o.counterexample.save(p)
+                rep.counterexamples.append(str(p))
+
+        def on_run(seed, cfg, result, kind) -> None:
+            if tw is not None:
+                tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile)
+            pending.update(kind=kind, seed=seed, result=result)
 
         for kind in kinds_here:
-            seeds = range(args.seed, args.seed + args.schedules)
-
-            def on_run(seed, cfg, result, kind=kind, tw=tw):
-                assert tw is not None  # passed only when a trace is being written
-                tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile)
-
-            for seed in seeds:
+            failed = 0
+            for seed in range(args.seed, args.seed + args.schedules):
                 if failed >= args.max_failures:
+                    rep.stopped.append({"kind": kind, "reason": "max-failures", "after_seed": seed - 1,
+                                        "schedules": sum(o.kind == kind for o in rep.campaign),
+                                        "planned": args.schedules,
+                                        "max_failures": args.max_failures})
                     break
-                rep.campaign += run_seed_range(adapter, caps, kind, [seed], impl_name=_safe(spec), on_seed=on_seed,
-                                               on_run=on_run if tw is not None else None)
-        outs = rep.campaign
-        rep.stats = CampaignStats(len(outs), sum(o.ops for o in outs), time.perf_counter() - t0,
-                                  sum(not o.ok for o in outs))
-    except AdapterError as e:
+                try:
+                    outs = run_seed_range(adapter, caps, kind, [seed], impl_name=_safe(spec), on_seed=on_seed,
+                                          on_run=functools.partial(on_run, kind=kind))
+                except BaseException:
+                    if pending:  # ran, not yet in the report: its verdict without a counterexample
+                        with deferred():
+                            kept = _salvaged(kind, seed, pending["result"], caps)
+                            pending.clear()
+                            if kept is not None:
+                                rep.campaign.append(kept)
+                    raise
+                finally:
+                    rep.seconds = time.perf_counter() - t0
+                failed += sum(not o.ok for o in outs)
+    except (AdapterError, UserError) as e:
         rep.error = str(e)
-    except UserError as e:
-        rep.error = str(e)
+        _stop_kinds(rep, kinds_here, "error", args.schedules)
+    except KeyboardInterrupt:
+        _stop_kinds(rep, kinds_here, "interrupted", args.schedules)
+        raise
     finally:
         if tw is not None:
-            # Written whatever happened: the histories recorded so far are the user's.
-            rep.trace = str(tw.close())
+            # Written whatever happened (a second signal waits for it): the histories are the user's.
+            with deferred():
+                rep.trace = str(tw.close())
         try:
             adapter.close()
         except Exception:  # noqa: BLE001 - closing a broken adapter must not hide the finding
             pass
         if progress is not None and task is not None:
             progress.remove_task(task)
+    rep.incomplete = False
     return rep
 
 
+def _write_reports(args: argparse.Namespace, reports: list, meta: dict, stop=None) -> None:
+    from wheelspec.conformance.check.report import write_json, write_junit
+    from wheelspec.conformance.cli.interrupt import deferred
+
+    # Both files or neither reflect a state: a signal waits until the pair is written.
+    with deferred():
+        if args.json:
+            write_json(args.json, reports, meta, stop)
+        if args.junit_xml:
+            write_junit(args.junit_xml, reports, stop)
+
+
 def run_check(args: argparse.Namespace) -> int:
+    import sys
+
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -182,91 +274,115 @@ def run_check(args: argparse.Namespace) -> int:
     )
 
     from wheelspec.conformance.check.corpus import load_corpus
-    from wheelspec.conformance.check.report import (
-        exit_code,
-        print_summary,
-        write_json,
-        write_junit,
-    )
+    from wheelspec.conformance.check.report import ImplReport, exit_code, print_summary
+    from wheelspec.conformance.cli.interrupt import as_interrupted
     from wheelspec.spec.errors import UserError
+    from wheelspec.spec.show import printable
 
     if args.schedules < 0:
         raise UserError(f"--schedules must be >= 0, got {args.schedules}")
+    if args.max_failures < 1:
+        raise UserError(f"--max-failures must be >= 1 (failing schedules per campaign kind before that kind "
+                        f"stops), got {args.max_failures}")
     impls = args.impl or list(DEFAULT_IMPLS)
     kinds = _kinds(args.kinds)
     scenarios = [] if args.no_corpus else load_corpus(args.scenarios)
     console = _console()
-    reports = []
+    # Every implementation has its report from the start: one the run never reached says "not run".
+    reports = [ImplReport(spec, started=False) for spec in impls]
     meta = {"command": "check", "impls": impls, "scenarios": len(scenarios), "schedules_per_kind": args.schedules,
-            "first_seed": args.seed, "kinds": kinds}
+            "first_seed": args.seed, "kinds": kinds, "max_failures_per_kind": args.max_failures}
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=True, disable=not console.is_terminal)
+    stop = None
     try:
         with progress:
-            for spec in impls:
-                reports.append(check_impl(spec, args, scenarios, kinds, progress, args.out))
-                # Partial results first: an interrupted or failing run still leaves its reports.
-                if args.json:
-                    write_json(args.json, reports, meta)
-                if args.junit_xml:
-                    write_junit(args.junit_xml, reports)
+            for rep in reports:
+                check_impl(rep.spec, args, scenarios, kinds, progress, args.out, rep=rep)
+                # Partial results first: a run killed outright (SIGKILL) still leaves these.
+                _write_reports(args, reports, meta)
+    except KeyboardInterrupt as e:  # SIGINT, or SIGTERM through cli.interrupt
+        stop = as_interrupted(e)
     finally:
-        if args.json:
-            write_json(args.json, reports, meta)
-        if args.junit_xml:
-            write_junit(args.junit_xml, reports)
-    print_summary(console, reports, verbose=args.verbose)
-    code = exit_code(reports)
+        _write_reports(args, reports, meta, stop)
+    print_summary(console, reports, verbose=args.verbose, stop=stop)
     for r in reports:
         if r.error is not None:
-            import sys
-
-            print(f"wheelspec check: error: {r.error}", file=sys.stderr)
-    return code
+            print(f"wheelspec check: error: {printable(r.error)}", file=sys.stderr)
+    if stop is not None:
+        raise stop  # main() says "interrupted by SIG..." and exits 128 + signal
+    return exit_code(reports)
 
 
 def run_replay(args: argparse.Namespace) -> int:
     from wheelspec.conformance.adapters import resolve
-    from wheelspec.conformance.adapters.subprocess_adapter import AdapterError
     from wheelspec.conformance.check.corpus import load, run_scenario
     from wheelspec.conformance.check.judge import claimed_profile
-    from wheelspec.conformance.check.report import (
-        ImplReport,
-        exit_code,
-        write_json,
-        write_junit,
-    )
+    from wheelspec.conformance.check.report import ImplReport, exit_code
+    from wheelspec.conformance.cli.interrupt import as_interrupted
+    from wheelspec.spec.errors import UserError
 
-    sc = load(args.file)
     console = _console()
-    rep = ImplReport(args.impl)
-    adapter = resolve(args.impl, timeout=args.timeout, start_timeout=args.start_timeout)()
+    rep = ImplReport(args.impl, incomplete=True)  # until the scenario's verdict is in
+    meta = {"command": "replay", "file": args.file}
+    stop = sc = adapter = None
     try:
+        sc = load(args.file)
+        adapter = resolve(args.impl, timeout=args.timeout, start_timeout=args.start_timeout)()
         hello = adapter.hello()
         rep.name, rep.capabilities = hello.name, hello.capabilities.to_dict()
         res = run_scenario(adapter, hello.capabilities, sc)
         rep.scenarios.append(res)
+        rep.incomplete = False
         prof = claimed_profile(hello.capabilities, sc.config)
-    except AdapterError as e:
-        rep.error = str(e)
+    except UserError as e:  # an adapter error, or an --impl that does not resolve
+        rep.error, rep.incomplete = str(e), False
         raise
+    except KeyboardInterrupt as e:
+        stop = as_interrupted(e)
+        raise stop from None
     finally:
-        adapter.close()
-        if args.json:
-            write_json(args.json, [rep], {"command": "replay", "file": args.file})
-        if args.junit_xml:
-            write_junit(args.junit_xml, [rep])
-    _print_replay(console, sc, res, hello.name, prof.describe())
+        if adapter is not None:
+            adapter.close()
+        if sc is not None or stop is not None:  # a file that does not load is a usage error, not a report
+            _write_reports(args, [rep], meta, stop)
+    _print_replay(console, sc, res, hello.name, prof.describe(), full=getattr(args, "full", False))
     return exit_code([rep])
 
 
-def _print_replay(console, sc, res, name: str, prof: str) -> None:
+#: Above this many steps `wheelspec replay` prints only the steps around each finding (a
+#: 300 000-step table takes minutes to draw and no one reads it); ``--full`` prints them all.
+FULL_TABLE_STEPS = 200
+#: Steps shown on each side of a finding (and at each end of a run without findings) in a long replay.
+CONTEXT_STEPS = 5
+
+
+def _shown_steps(n: int, finding_steps: set[int], full: bool) -> list[int]:
+    """The step indices a replay table shows: all, or those within CONTEXT_STEPS of a finding
+    (the first and last CONTEXT_STEPS * 2 if there is none)."""
+    if full or n <= FULL_TABLE_STEPS:
+        return list(range(n))
+    anchors = sorted(s for s in finding_steps if 0 <= s < n) or [0, n - 1]
+    keep: set[int] = set()
+    for a in anchors:
+        keep.update(range(max(0, a - CONTEXT_STEPS), min(n, a + CONTEXT_STEPS + 1)))
+    if anchors == [0, n - 1]:
+        keep.update(range(min(n, 2 * CONTEXT_STEPS)))
+        keep.update(range(max(0, n - 2 * CONTEXT_STEPS), n))
+    return sorted(keep)
+
+
+def _print_replay(console, sc, res, name: str, prof: str, *, full: bool = False) -> None:
     from rich.table import Table
 
+    from wheelspec.conformance.check.report import markup_safe
     from wheelspec.spec import show
 
-    console.print(f"{sc.name} on {name} ({prof})", markup=False)
-    console.print(f"config {sc.config.to_dict()}", markup=False)
+    def out(text: str) -> None:
+        console.print(show.printable(text), markup=False)
+
+    out(f"{sc.name} on {name} ({prof})")
+    out(f"config {sc.config.to_dict()}")
     t = Table()
     t.add_column("#", justify="right")
     t.add_column("operation")
@@ -274,13 +390,24 @@ def _print_replay(console, sc, res, name: str, prof: str) -> None:
     t.add_column("findings")
     by_step: dict[int | None, list[str]] = {}
     for f in res.failures:
-        by_step.setdefault(f.step, []).append(show.finding(f))
+        by_step.setdefault(f.step, []).append(show.printable(show.finding(f)))
     steps = res.run.steps if res.run is not None else []
-    for i, op in enumerate(sc.ops):
-        resp = show.response(steps[i].response) if i < len(steps) else ""
-        t.add_row(str(i), show.op(op), resp, "\n".join(by_step.get(i, [])))
+    n = len(sc.ops)
+    shown = _shown_steps(n, {s for s in by_step if s is not None}, full)
+    prev = -1
+    for i in shown:
+        if i > prev + 1:
+            t.add_row("", f"... {i - prev - 1} steps not shown ...", "", "")
+        resp = show.printable(show.response(steps[i].response)) if i < len(steps) else ""
+        t.add_row(str(i), show.printable(show.op(sc.ops[i])), resp, "\n".join(by_step.get(i, [])))
+        prev = i
+    if n and prev < n - 1:
+        t.add_row("", f"... {n - 1 - prev} steps not shown ...", "", "")
     console.print(t, markup=False)
+    if len(shown) < n:
+        out(f"{len(shown)} of {n} steps shown (those within {CONTEXT_STEPS} steps of a finding, or the first "
+            f"and last); rerun with --full to print every step, or with --json FILE to get them all in JSON")
     for m in by_step.get(None, []):
-        console.print(m, markup=False)
+        out(m)
     colour = {"pass": "green", "fail": "red", "n/a": "yellow"}[res.status]
-    console.print(f"[{colour}]{res.status.upper()}[/] {sc.name}" + (f" ({res.note})" if res.note else ""))
+    console.print(f"[{colour}]{res.status.upper()}[/] " + markup_safe(sc.name + (f" ({res.note})" if res.note else "")))

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from wheelspec.conformance.cli.args import comma_list, count, non_negative, writable_dir
 from wheelspec.conformance.matrix import (
     COLUMNS,
     REALTIME,
@@ -29,18 +30,20 @@ from wheelspec.spec.errors import UserError
 
 
 def configure_matrix(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impls", default=",".join(VIRTUAL + REALTIME), metavar="A,B",
+    p.add_argument("--impls", type=comma_list(), default=",".join(VIRTUAL + REALTIME), metavar="A,B",
                    help=f"implementations (default all: {', '.join(VIRTUAL + REALTIME)})")
-    p.add_argument("--schedules", type=int, default=300, metavar="N",
+    p.add_argument("--schedules", type=non_negative, default=300, metavar="N",
                    help="timer campaign schedules per virtual implementation (default 300)")
-    p.add_argument("--rt-runs", type=int, default=3, metavar="N",
+    p.add_argument("--rt-runs", type=non_negative, default=3, metavar="N",
                    help="real-time schedules per real-time implementation (default 3)")
-    p.add_argument("--rt-tasks", type=int, default=150, metavar="N", help="tasks per real-time schedule (default 150)")
-    p.add_argument("--slack", type=int, default=250, metavar="MS", help="real-time late-bound allowance (default 250)")
-    p.add_argument("--out", default="docs", metavar="DIR",
+    p.add_argument("--rt-tasks", type=count, default=150, metavar="N",
+                   help="tasks per real-time schedule (default 150)")
+    p.add_argument("--slack", type=non_negative, default=250, metavar="MS",
+                   help="real-time late-bound allowance (default 250)")
+    p.add_argument("--out", type=writable_dir, default="docs", metavar="DIR",
                    help="where MATRIX.md (its generated part) goes; matrix.html, matrix.json, matrix-lateness.png "
                         "and counterexamples/ go to OUT/results (default docs)")
-    p.add_argument("--counterexamples", default=None, metavar="DIR",
+    p.add_argument("--counterexamples", type=writable_dir, default=None, metavar="DIR",
                    help="where failures are saved (default OUT/results/counterexamples)")
     p.add_argument("--no-files", action="store_true", help="print the table only")
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from wheelspec.conformance.cli.args import count, non_negative, seed
+
 
 def configure_races(parser: Any) -> None:
     parser.add_argument("--mutant", action="append", help="hunt only this mutant (repeatable)")
-    parser.add_argument("--examples", type=int, default=1000, help="Hypothesis examples per mutant (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
-    parser.add_argument("--clean", type=int, default=200,
+    parser.add_argument("--examples", type=count, default=1000, help="Hypothesis examples per mutant (default 1000)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the search (default 0)")
+    parser.add_argument("--clean", type=non_negative, default=200,
                         help="random schedules the correct model must pass per scenario (default 200)")
     parser.add_argument("--quiet", action="store_true", help="no timelines, one line per mutant")
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from wheelspec.conformance.cli.args import count, non_negative, seed, writable_dir, writable_file
 from wheelspec.conformance.realtime import (
     DEFAULT_SLACK_MS,
     RtReport,
@@ -27,15 +28,16 @@ from wheelspec.spec.errors import UserError
 def configure_realtime(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impl", default="netty", metavar="IMPL",
                    help="netty (Java + libnetty-java), asyncio-live, or cmd:COMMAND speaking rt_run (default netty)")
-    p.add_argument("--runs", type=int, default=3, metavar="N", help="seeded schedules to run (default 3)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="first seed (default 0)")
-    p.add_argument("--tasks", type=int, default=150, metavar="N", help="tasks per schedule (default 150)")
-    p.add_argument("--tick", type=int, default=1, metavar="MS", help="tick asked of the timer (default 1)")
-    p.add_argument("--slack", type=int, default=DEFAULT_SLACK_MS, metavar="MS",
+    p.add_argument("--runs", type=count, default=3, metavar="N", help="seeded schedules to run (default 3)")
+    p.add_argument("--seed", type=seed, default=0, metavar="S", help="first seed (default 0)")
+    p.add_argument("--tasks", type=count, default=150, metavar="N", help="tasks per schedule (default 150)")
+    p.add_argument("--tick", type=count, default=1, metavar="MS", help="tick asked of the timer (default 1)")
+    p.add_argument("--slack", type=non_negative, default=DEFAULT_SLACK_MS, metavar="MS",
                    help=f"late-bound allowance for a loaded machine (default {DEFAULT_SLACK_MS})")
     p.add_argument("--schedule", metavar="FILE", help="replay one saved real-time schedule instead")
-    p.add_argument("--out", default="wheelspec-out/realtime", metavar="DIR", help="where failing schedules go")
-    p.add_argument("--json", metavar="FILE", help="write the verdicts as JSON")
+    p.add_argument("--out", type=writable_dir, default="wheelspec-out/realtime", metavar="DIR",
+                   help="where failing schedules go")
+    p.add_argument("--json", type=writable_file, metavar="FILE", help="write the verdicts as JSON")
 
 
 def run_realtime(args: argparse.Namespace) -> int:

@@ -89,15 +89,32 @@ class Result:
                 f"{self.explored} search states, {self.seconds:.3f} s")
 
 
-class _Budget:
-    def __init__(self, limit: int | None) -> None:
-        self.left = limit
+class BudgetExhausted(TimeoutError):
+    """The search ran out of states or of wall-clock time before it decided: the history is
+    neither shown linearizable nor shown not to be (the verdict is "undecided")."""
 
-    def spend(self) -> None:
-        if self.left is not None:
-            self.left -= 1
-            if self.left < 0:
-                raise TimeoutError("linearizability search exceeded its state budget")
+
+class _Budget:
+    """Both budgets of a search.  ``max_states`` bounds the memo of one segment (every visited
+    ``(mask, state)`` pair stays in it until the segment is decided, about 250 bytes each): the
+    memory.  ``seconds`` bounds the wall-clock time of the whole search: the work, exponential in
+    the calls that overlap (300 concurrent adds of one task have 2^300 masks)."""
+
+    #: visited states between two reads of the clock
+    CLOCK_EVERY = 1024
+
+    def __init__(self, max_states: int | None, seconds: float | None = None) -> None:
+        self.max_states = max_states
+        self.seconds = seconds
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.tick = 0
+
+    def spend(self, memo_size: int) -> None:
+        if self.max_states is not None and memo_size > self.max_states:
+            raise BudgetExhausted(f"the search exceeded its state budget ({self.max_states} states in one segment)")
+        self.tick += 1
+        if self.deadline is not None and self.tick % self.CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+            raise BudgetExhausted(f"the search exceeded its time limit of {self.seconds:g} s")
 
 
 def _segments(history: list[Operation]) -> list[list[Operation]]:
@@ -141,7 +158,7 @@ def _end_states(model: Model, seg: list[Operation], starts: Iterable[Hashable], 
         if (mask, state) in seen:
             continue
         seen.add((mask, state))
-        budget.spend()
+        budget.spend(len(seen))
         if mask & required == required:
             ends.add(state)
         for j in range(n):
@@ -191,11 +208,14 @@ def _smallest_failing_prefix(model: Model, seg: list[Operation], states: set[Has
     return _prefix(seg, times[lo]) if times else seg
 
 
-def check(model: Model, history: Sequence[Operation], max_states: int | None = 5_000_000) -> Result:
+def check(model: Model, history: Sequence[Operation], max_states: int | None = 1_000_000,
+          time_limit: float | None = None) -> Result:
     """Is ``history`` linearizable with respect to ``model``?  Every failing partition is reported
-    with its smallest non-linearizable window.  ``max_states`` bounds the search (TimeoutError)."""
+    with its smallest non-linearizable window.  ``max_states`` (the memo of one segment: the
+    memory) and ``time_limit`` (wall-clock seconds) bound the search: past either it raises
+    :class:`BudgetExhausted` (a ``TimeoutError``), the verdict "undecided"."""
     t0 = time.perf_counter()
-    budget, stats = _Budget(max_states), [0]
+    budget, stats = _Budget(max_states, time_limit), [0]
     parts = model.partition(history)
     windows = [w for label, p in parts if (w := _check_partition(model, label, p, budget, stats)) is not None]
     return Result(not windows, len(history), len(parts), time.perf_counter() - t0, windows, stats[0])

@@ -34,7 +34,8 @@ from wheelspec.spec import events as ev
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.events import CAUSED_KINDS
 from wheelspec.spec.history import History
-from wheelspec.spec.profiles import KAFKA, behaviour
+from wheelspec.spec.limits import MIN_WHEEL_SIZE
+from wheelspec.spec.profiles import KAFKA, PROFILE_NAMES, behaviour
 
 FORMAT_VERSION = 1
 
@@ -68,6 +69,25 @@ TRACE_SCHEMA = pa.schema([
 #: columns a third-party trace must have; every other column may be absent (read as nulls)
 REQUIRED = ("run", "seq", "kind", "time")
 
+#: The schema of each event kind: the columns its rows must fill (non-null), beyond
+#: :data:`REQUIRED`; every other column of the row may be null.  Fire rows' ``delay`` and
+#: complete / expire rows' ``deadline`` are enrichment (:func:`history_rows`) and may be null.
+KIND_COLUMNS: dict[str, tuple[str, ...]] = {
+    "add": ("id", "delay", "deadline"),
+    "fire": ("id", "deadline"),
+    "cancel": ("id", "flag"),
+    "advance": (),
+    "observe": ("label", "value"),
+    "complete": ("id", "label"),
+    "expire": ("id",),
+    "watch": ("id", "delay", "keys", "flag"),
+    "set_completable": ("id", "flag"),
+    "check": ("key", "value"),
+    "cancel_for_key": ("key", "ops"),
+    "force_complete": ("id", "flag"),
+    "purge": ("estimated", "delayed", "value"),
+}
+
 #: The verdict schema: one row per (run, property) judged.
 VERDICT_SCHEMA = pa.schema([
     pa.field("run", pa.string(), nullable=False),
@@ -84,6 +104,7 @@ VERDICT_SCHEMA = pa.schema([
 ], metadata={b"wheelspec.verdicts": str(FORMAT_VERSION).encode()})
 
 EVENT_KINDS = tuple(ev.EVENTS)
+assert set(KIND_COLUMNS) == set(EVENT_KINDS), "every event kind has a row schema"
 
 
 def key_text(k: Any) -> str:
@@ -246,9 +267,57 @@ def check_required(columns: Iterable[str], source: str) -> None:
             raise UserError(f"{source}: the trace has no column {c!r} (required: {', '.join(REQUIRED)})")
 
 
-def conform(table: pa.Table, source: str = "<trace>") -> pa.Table:
+def _where(table: pa.Table, i: int, source: str) -> str:
+    """``source: row i, run 'r' seq 3``: a row named for a person (rows count from 0)."""
+    return f"{source}: row {i}, run {table.column('run')[i].as_py()!r} seq {table.column('seq')[i].as_py()}"
+
+
+def _first(mask: pa.ChunkedArray | pa.Array) -> int | None:
+    """Index of the first true value of a boolean column (nulls count as false), or None."""
+    idx = pc.indices_nonzero(pc.fill_null(mask, False))
+    return idx[0].as_py() if len(idx) else None
+
+
+def validate_rows(table: pa.Table, source: str, present: Iterable[str]) -> None:
+    """Check every row against the schema of its event kind (:data:`KIND_COLUMNS`) and the
+    run-level columns' ranges; a :class:`UserError` names the file, the row and the column.
+    ``present``: the columns the file had (an absent one is reported as absent, not as null)."""
+    present = set(present)
+    kind = table.column("kind")
+    i = _first(pc.invert(pc.is_in(kind, value_set=pa.array(EVENT_KINDS))))
+    if i is not None:
+        raise UserError(f"{_where(table, i, source)}: column 'kind' has an unknown value "
+                        f"{kind[i].as_py()!r} (expected one of {', '.join(EVENT_KINDS)})")
+    for c, lo in (("tick_ms", 1), ("wheel_size", MIN_WHEEL_SIZE)):
+        i = _first(pc.less(table.column(c), lo))
+        if i is not None:
+            raise UserError(f"{_where(table, i, source)}: column {c!r} has a value {table.column(c)[i].as_py()} "
+                            f"< {lo}")
+    prof = table.column("profile")
+    i = _first(pc.and_(pc.is_valid(prof), pc.invert(pc.is_in(prof, value_set=pa.array(PROFILE_NAMES)))))
+    if i is not None:   # a null profile is kafka's (docs/TRACE_FORMAT.md)
+        raise UserError(f"{_where(table, i, source)}: column 'profile' has an unknown value "
+                        f"{prof[i].as_py()!r} (expected one of {', '.join(PROFILE_NAMES)})")
+    needs: dict[str, list[str]] = {}
+    for k, cols in KIND_COLUMNS.items():
+        for c in cols:
+            needs.setdefault(c, []).append(k)
+    for c, kinds in needs.items():
+        i = _first(pc.and_(pc.is_in(kind, value_set=pa.array(kinds)), pc.is_null(table.column(c))))
+        if i is None:
+            continue
+        k = kind[i].as_py()
+        if c not in present:
+            raise UserError(f"{_where(table, i, source)}: a {k!r} row needs column {c!r}, which the trace "
+                            f"does not have ({k!r} rows need {', '.join(KIND_COLUMNS[k])})")
+        raise UserError(f"{_where(table, i, source)}: a {k!r} row needs column {c!r}, which is null")
+
+
+def conform(table: pa.Table, source: str = "<trace>", *, rows: bool = True) -> pa.Table:
     """Check a (third-party) table against :data:`TRACE_SCHEMA`: required columns present,
-    present columns castable; absent optional columns added as nulls; columns in schema order."""
+    present columns castable, every row filled as its event kind needs (:func:`validate_rows`;
+    ``rows=False`` skips that, for a projection of rows validated before); absent optional
+    columns added as nulls; columns in schema order."""
     names = set(table.column_names)
     check_required(names, source)
     cols = []
@@ -258,15 +327,20 @@ def conform(table: pa.Table, source: str = "<trace>") -> pa.Table:
             if col.type != f.type:
                 try:
                     col = col.cast(f.type)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                except pa.ArrowException as e:
                     raise UserError(f"{source}: column {f.name!r} has type {col.type}, expected {f.type} "
                                     f"({str(e).splitlines()[0]})") from None
             if not f.nullable and col.null_count:
-                raise UserError(f"{source}: column {f.name!r} has {col.null_count} null value(s); it is required")
+                i = _first(pc.is_null(col))
+                raise UserError(f"{source}: row {i}: column {f.name!r} has {col.null_count} null value(s); "
+                                "it is required")
         else:
             col = pa.nulls(table.num_rows, f.type)
         cols.append(col)
-    return pa.Table.from_arrays(cols, schema=TRACE_SCHEMA)
+    out = pa.Table.from_arrays(cols, schema=TRACE_SCHEMA)
+    if rows:
+        validate_rows(out, source, names)
+    return out
 
 
 def write_trace(table: pa.Table, path: str | Path) -> Path:
@@ -304,7 +378,7 @@ def read_trace(paths: Iterable[str | Path] | str | Path, columns: list[str] | No
     for p in trace_files(paths):
         try:
             t = pq.read_table(p)
-        except (pa.ArrowInvalid, OSError) as e:
+        except (pa.ArrowException, OSError) as e:
             raise UserError(f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})") from None
         t = conform(t, str(p))
         tables.append(t.select(columns) if columns else t)

@@ -22,6 +22,13 @@ def plots(result: dict[str, Any]) -> dict[str, bytes]:
     import matplotlib
 
     matplotlib.use("Agg")  # no display: files only
+    # Text in the figures (implementation names come from the trace) is shown as written, never
+    # parsed as mathtext: a name such as "$\frac{$" would otherwise stop the report.
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        return _plots(result)
+
+
+def _plots(result: dict[str, Any]) -> dict[str, bytes]:
     import matplotlib.pyplot as plt
     import numpy as np
 

@@ -9,6 +9,7 @@ partition's start.  Joins on (run, key) / (run, op) use pyarrow's hash join.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -110,9 +111,36 @@ def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start, end
 
 
-def _earliest(exp: np.ndarray, prof: np.ndarray, tick: np.ndarray) -> np.ndarray:
-    """profile.earliest(exp) per row (spec.profiles)."""
-    return np.where(USES_TICK[prof], (exp // tick) * tick, exp + STRICTLY_AFTER[prof])
+#: int64 arithmetic on operands below this magnitude cannot wrap (a sum or difference of two, a
+#: floor to a multiple of a tick); traces holding larger values are computed in Python ints
+SAFE_MAGNITUDE = 2**62
+
+
+def _exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``arrays`` as they are if int64 arithmetic on them cannot wrap, else as Python-int object
+    arrays (exact, slower): a deadline of 2^63-1 plus one is 2^63, not -2^63."""
+    big = any(a.size and (int(a.max()) >= SAFE_MAGNITUDE or int(a.min()) <= -SAFE_MAGNITUDE)
+              for a in arrays if a.dtype != object)
+    return tuple(a.astype(object) for a in arrays) if big else arrays
+
+
+def _before_earliest(t: np.ndarray, exp: np.ndarray, prof: np.ndarray, tick: np.ndarray) -> np.ndarray:
+    """``t < profile.earliest(exp)`` per row (spec.profiles), without wrapping."""
+    t, exp, tick = _exact(t, exp, tick)
+    earliest = np.where(USES_TICK[prof], (exp // tick) * tick, exp + STRICTLY_AFTER[prof])
+    return np.asarray(t < earliest, bool)
+
+
+def _minus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a - b`` without wrapping (int64, or Python ints when it could wrap)."""
+    a, b = _exact(a, b)
+    return a - b
+
+
+def _plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` without wrapping (int64, or Python ints when it could wrap)."""
+    a, b = _exact(a, b)
+    return a + b
 
 
 def _pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
@@ -207,7 +235,8 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
     # ---- throughput ----------------------------------------------------------------------------
     tmin, tmax = int(time.min()), int(time.max())
     width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
-    tp = pa.table({"impl": R.impl, "bucket": (time - tmin) // width, "fire": (kind == FIRE).astype(np.int64)})
+    bucket = (_minus(time, np.full(n, tmin, np.int64)) // width).astype(np.int64)   # < THROUGHPUT_BUCKETS
+    tp = pa.table({"impl": R.impl, "bucket": bucket, "fire": (kind == FIRE).astype(np.int64)})
     g = tp.group_by(["impl", "bucket"]).aggregate([("fire", "count"), ("fire", "sum")]).to_pydict()
     series = sorted(({"impl": R.impls[i], "bucket": int(b), "events": int(c), "fires": int(s)}
                      for i, b, c, s in zip(g["impl"], g["bucket"], g["fire_count"], g["fire_sum"])),
@@ -246,7 +275,7 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
 
     # ---- well-formed ----------------------------------------------------------------------------
     wf = [np.flatnonzero(~first_in_run & (time < np.r_[time[:1], time[:-1]]))]
-    wf.append(np.flatnonzero(np.isin(kind, [ADD, WATCH]) & R.delay_ok & R.dl_ok & (R.dl != time + R.delay)))
+    wf.append(np.flatnonzero(np.isin(kind, [ADD, WATCH]) & R.delay_ok & R.dl_ok & (R.dl != _plus(time, R.delay))))
     via_codes = [R.label_code(v) for v in VIAS]
     wf.append(np.flatnonzero((kind == COMPLETE) & ~np.isin(R.label, via_codes)))
     # purgatory ids must name a watched operation (a complete may precede its watch in the window)
@@ -271,8 +300,9 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
     # fire of the old entry inside the add is exactly what fire-once must catch.
     tf = tpos[kind[tpos] == FIRE]
     in_add_f = tf[req_ok[tf] & (kind[rq[tf]] == ADD) & R.id_ok[rq[tf]] & (R.id[rq[tf]] == R.id[tf])]
-    eff = seq * 2
-    eff[in_add_f] = seq[rq[in_add_f]] * 2 + 1
+    # positions in (run, seq) order, not seq itself: seq * 2 could wrap
+    eff = R.idx * 2
+    eff[in_add_f] = rq[in_add_f] * 2 + 1
     o1 = tpos[_order(r[tpos], eff[tpos])]          # (run, effective seq), then stably by id
     Q = o1[_order(r[o1], R.id[o1])]
     m = Q.size
@@ -280,7 +310,10 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
     dl, dl_ok, dly, dly_ok = R.dl[Q], R.dl_ok[Q], R.delay[Q], R.delay_ok[Q]
     gt_, prof_, tick_ = gt[Q], R.prof[Q], R.tick[Q]
     s_start, s_end = _segments(r[Q], id_)
-    supersede = (k_ == ADD) & ~(gt_ & dly_ok & (dly <= 0))
+    # every add replaces the task's entry (strict-gt: a delay <= 0 re-add too, since a Kafka caller
+    # cancels the old task: TimerTask.delayMs is final)
+    supersede = k_ == ADD
+    gt_nonpos = supersede & gt_ & dly_ok & (dly <= 0)
     sched = _ffill(supersede, s_start)
     has_sched = sched >= 0
     sc = np.where(has_sched, sched, 0)
@@ -292,31 +325,37 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
     in_add0 = (cand & req_ok[Q] & (kind[rp] == ADD) & R.id_ok[rp] & (R.id[rp] == id_) & R.delay_ok[rp]
                & (R.delay[rp] <= 0))
     # strict-gt: the first fire inside an add of delay <= 0 (same task and expiration) is that add's
+    # run inside add, never early
     ex_cand = in_add0 & gt_ & dl_ok & R.dl_ok[rp] & (dl == R.dl[rp])
     prev_same = np.r_[False, ex_cand[:-1] & (rp[:-1] == rp[1:]) & (s_start[1:] != np.arange(1, m))] if m else ex_cand
     exempt = ex_cand & ~prev_same
-    match = fire & ~exempt & sched_exp_ok & dl_ok & (dl == sched_exp)
+    match = fire & sched_exp_ok & dl_ok & (dl == sched_exp)
     cm = np.cumsum(match)
     rank = np.where(has_sched, cm - cm[sc], 0)
     last_cancel = _ffill(k_ == CANCEL, s_start, inclusive=False)
-    once = fire & ~exempt & (~has_sched | ~(sched_exp_ok & dl_ok & (dl == sched_exp)) | (match & (rank >= 2)))
+    # a fire with no add of its task at or before it (in effective order) is its own property
+    unknown = fire & (_ffill(k_ == ADD, s_start) < 0)
+    once = (fire & ~unknown
+            & (~has_sched | ~(sched_exp_ok & dl_ok & (dl == sched_exp)) | (match & (rank >= 2))))
     after_cancel = match & (rank == 1) & (last_cancel > sched)
     good = match & (rank == 1) & ~after_cancel
     report("fire-once", Q[once])
+    report("fire-unknown-task", Q[unknown])
     report("no-fire-after-cancel", Q[after_cancel])
-    early = good & (t_ < _earliest(dl, prof_, tick_))
+    early = good & ~exempt & _before_earliest(t_, dl, prof_, tick_)
     report("no-early-fire", Q[early])
     by_profile = {}
     for code, name in enumerate(PROFILES):  # the good fires each profile would call early
         as_p = np.full(m, code)
-        would = good & (t_ < _earliest(dl, as_p, tick_))
+        would = good & _before_earliest(t_, dl, as_p, tick_)
         if INSIDE_ADD[code]:
             would &= ~in_add0
         by_profile[name] = int(np.count_nonzero(would))
     if lateness_ms is not None:
-        report("late-fire", Q[good & (t_ - dl > lateness_ms)])
+        report("late-fire", Q[good & np.asarray(_minus(t_, dl) > lateness_ms, bool)])
     cancel = (k_ == CANCEL) & R.flag_ok[Q]
-    live = has_sched & (cm - cm[sc] == 0) & (last_cancel < sched)
+    # (strict-gt: a delay <= 0 add leaves no entry, whether or not it ran inside the add)
+    live = has_sched & ~gt_nonpos[sc] & (cm - cm[sc] == 0) & (last_cancel < sched)
     pend = R.flag[Q]
     report("cancel-result", Q[cancel & (pend != live)])
 
@@ -328,15 +367,15 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
         sch, first = np.unique(sched[ends], return_index=True)
         first_end[sch] = ends[first]
     nxt_sup = _bfill(supersede, s_end)
-    adds = np.flatnonzero(supersede & dl_ok)
+    adds = np.flatnonzero(supersede & dl_ok & ~gt_nonpos)  # strict-gt delay <= 0: judged below
     fe, ns = first_end[adds], nxt_sup[adds]
     A = np.where(fe >= 0, prev_adv[Q[np.maximum(fe, 0)]],
                  np.where(ns >= 0, prev_adv[Q[np.maximum(ns, 0)]], last_adv_of_run[Q[adds]]))
     Ac = np.maximum(A, 0)
-    lost = (A >= 0) & (seq[Ac] > seq[Q[adds]]) & (time[Ac] >= _earliest(dl[adds], prof_[adds], tick_[adds]))
+    lost = (A >= 0) & (seq[Ac] > seq[Q[adds]]) & ~_before_earliest(time[Ac], dl[adds], prof_[adds], tick_[adds])
     lost_pos = [Q[adds[lost]]]
     # strict-gt: an add with delay <= 0 must fire inside the add
-    nonpos = np.flatnonzero((k_ == ADD) & gt_ & dly_ok & (dly <= 0))
+    nonpos = np.flatnonzero(gt_nonpos)
     fired_in = np.zeros(n, bool)
     fired_in[rp[in_add0]] = True
     lost_pos.append(Q[nonpos[~fired_in[Q[nonpos]]]])
@@ -368,7 +407,7 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
     in_watch0 = (req_ok[c_first] & (kind[rc] == WATCH) & R.id_ok[rc] & (R.id[rc] == R.id[c_first]) & R.delay_ok[rc]
                  & (R.delay[rc] <= 0))
     ce = is_cexp[c_first] & R.dl_ok[c_first]
-    early_exp = (ce & (time[c_first] < _earliest(R.dl[c_first], R.prof[c_first], R.tick[c_first]))
+    early_exp = (ce & _before_earliest(time[c_first], R.dl[c_first], R.prof[c_first], R.tick[c_first])
                  & ~(gt[c_first] & in_watch0))
     report("no-early-expire", c_first[early_exp])
 
@@ -414,7 +453,11 @@ def lateness_histogram(R: _Rows) -> list[tuple[str, int, str, int, int]]:
             sel = known & (R.tick[fr] == tk) & (R.wheel[fr] == wh)
             level[sel] = np.searchsorted(np.asarray(level_thresholds(int(tk), int(wh)), np.int64),
                                          R.delay[fr][sel], side="right")
-    lat_t = pa.table({"impl": R.impl[fr], "level": level, "prof": R.prof[fr], "late": time[fr] - R.dl[fr]})
+    late = _minus(time[fr], R.dl[fr])
+    if late.dtype == object:   # beyond int64: Python ints, counted in Python
+        counts = Counter(zip(R.impl[fr].tolist(), level.tolist(), R.prof[fr].tolist(), late.tolist()))
+        return [(R.impls[i], int(lv), PROFILES[p], int(lt), c) for (i, lv, p, lt), c in counts.items()]
+    lat_t = pa.table({"impl": R.impl[fr], "level": level, "prof": R.prof[fr], "late": late})
     g = lat_t.group_by(["impl", "level", "prof", "late"]).aggregate([("late", "count")]).to_pydict()
     hist = [(R.impls[i], int(lv), PROFILES[p], int(lt), int(c)) for i, lv, p, lt, c in
             zip(g["impl"], g["level"], g["prof"], g["late"], g["late_count"])]
@@ -501,7 +544,7 @@ def _lost_operations(R: _Rows, report: Any, first_done: np.ndarray, prev_adv: np
             end = np.where((fp >= 0) & ((end < 0) | (fp < end)), fp, end)
     A = np.where(end >= 0, prev_adv[np.maximum(end, 0)], last_adv_of_run[w])
     Ac = np.maximum(A, 0)
-    E = _earliest(R.time[w] + R.delay[w], R.prof[w], R.tick[w])
-    lost = ~nonpos & (A >= 0) & (R.seq[Ac] > R.seq[w]) & (R.time[Ac] >= E)
+    due = ~_before_earliest(R.time[Ac], _plus(R.time[w], R.delay[w]), R.prof[w], R.tick[w])
+    lost = ~nonpos & (A >= 0) & (R.seq[Ac] > R.seq[w]) & due
     out.append(w[lost])
     report("no-lost-operation", np.concatenate(out))

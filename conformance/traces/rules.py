@@ -14,16 +14,19 @@ Per run, rows ordered by ``seq``.  A *request* row is any row whose kind is not 
 * **req** of a caused row: the request row closing its window (kind, id, delay, seq).
 * **prev_adv** of a row: the last ``advance`` row before it (seq, time).
 * **Timer rows** (add, fire, cancel) are partitioned by (run, id) and ordered by seq.  A
-  *superseding add* is any add except, under strict-gt, one with delay <= 0 (Kafka's MockTimer
-  runs it inside add and leaves the earlier entry scheduled).  A row's **schedule** is the last
-  superseding add at or before it; a fire inside an add of its own task counts as after that add
-  (the add replaced the task's entry before anything in it ran).  A fire is *exempt* under
-  strict-gt when its req is an add of the same task with delay <= 0 (it ran inside that add).  A
-  fire *matches* its schedule when the expirations are equal; its **rank** is the number of
-  matching fires of the schedule so far.
-  - ``fire-once``: a non-exempt fire with no schedule, a different expiration, or rank >= 2;
+  *superseding add* is any add (a Kafka caller re-adds by cancelling the old task: under
+  strict-gt a delay <= 0 re-add, which MockTimer runs inside add, ends the earlier entry too).  A
+  row's **schedule** is the last superseding add at or before it; a fire inside an add of its own
+  task counts as after that add (the add replaced the task's entry before anything in it ran).  A
+  fire is *exempt* (from the early rule) under strict-gt when it is the first fire of its req's
+  expiration inside an add of the same task with delay <= 0 (it ran inside that add).  A fire
+  *matches* its schedule when the expirations are equal; its **rank** is the number of matching
+  fires of the schedule so far.
+  - ``fire-unknown-task``: a fire with no add of its task at or before it;
+  - ``fire-once``: any other fire with no schedule, a different expiration, or rank >= 2;
   - ``no-fire-after-cancel``: rank 1 but a cancel of the task lies between schedule and fire;
-  - ``no-early-fire``: a remaining (good) fire before ``earliest(exp)`` of the run's profile;
+  - ``no-early-fire``: a remaining (good), non-exempt fire before ``earliest(exp)`` of the run's
+    profile;
     ``by_profile`` counts the good fires every profile would reject;
   - ``late-fire`` (with ``--lateness-ms``): a good fire later than the bound;
   - ``cancel-result``: pending must equal "the schedule is live";
@@ -31,7 +34,7 @@ Per run, rows ordered by ``seq``.  A *request* row is any row whose kind is not 
     superseding add, else never.  Let A be the last advance before that end (or the run's last
     advance).  Since a well-formed clock never goes back, some advance between the add and the
     end saw the task due iff ``A.seq > add.seq and A.time >= earliest(exp)``.  Under strict-gt an
-    add with delay <= 0 must have a fire inside it.
+    add with delay <= 0 is judged apart: it must have a fire inside it.
 * **Purgatory**: ``complete-once`` (a second complete of an op), ``expire-rule`` (expire right
   after complete via=expire of the same op and vice versa), ``no-early-expire`` (first complete
   via=expire before ``earliest(deadline)``, strict-gt in-watch timeouts exempt), ``watch-result``,

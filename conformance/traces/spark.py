@@ -31,9 +31,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from wheelspec.conformance.traces.format import EVENT_KINDS, TRACE_SCHEMA
+from wheelspec.conformance.traces.format import EVENT_KINDS, KIND_COLUMNS, TRACE_SCHEMA
 from wheelspec.conformance.traces.rules import PROFILES, ROW_COLUMNS, THROUGHPUT_BUCKETS, finish, level_thresholds
 from wheelspec.spec.errors import UserError
+from wheelspec.spec.limits import MIN_WHEEL_SIZE
 from wheelspec.spec.profiles import KAFKA
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,11 @@ ROWS_PER_PARTITION = 1_000_000
 #: what each partition returns: one row per (property, count), one per example row, the per-profile
 #: early-fire counts and the partition's number of runs
 RESULT_DDL = ("prop string, n long, run string, seq long, kind string, id long, time long, deadline long")
+#: the columns that some event kind needs (:data:`.format.KIND_COLUMNS`), null-counted in job 1
+KIND_NEEDS = tuple(sorted({c for need in KIND_COLUMNS.values() for c in need}))
+#: differences of two int64 columns (lateness, time since the first row) are computed in this
+#: type: exact over the whole int64 range, where bigint arithmetic would overflow (ANSI mode) or wrap
+WIDE = "decimal(20,0)"
 
 
 def load(spark: Any, paths: list[str]) -> Any:
@@ -71,13 +77,43 @@ def load(spark: Any, paths: list[str]) -> Any:
         raise UserError(f"could not read the trace with Spark: {str(e).splitlines()[0]}") from None
     have = set(df.columns)
     check_required(have, files[0])
-    from pyspark.sql.types import _parse_datatype_string  # noqa: F401 - keeps the import cost here
-
+    where = files[0] if len(files) == 1 else f"{files[0]} (and {len(files) - 1} more)"
     cols = []
     for f in TRACE_SCHEMA:
         t = _spark_type(f.type)
-        cols.append((F.col(f.name).cast(t) if f.name in have else F.lit(None).cast(t)).alias(f.name))
-    return df.select(*cols)
+        if f.name not in have:
+            cols.append(F.lit(None).cast(t).alias(f.name))
+            continue
+        src = df.schema[f.name].dataType.simpleString()
+        if src != t:
+            _check_cast(df, f.name, src, t, where)
+        cols.append(F.col(f.name).cast(t).alias(f.name))
+    return df.select(*cols)   # rows are checked per event kind by analyze_dataframe's first job
+
+
+def _check_cast(df: Any, name: str, src: str, target: str, where: str) -> None:
+    """A column of another type than the schema's is cast only if every value survives the cast
+    (as pyarrow's safe cast in the local engine): a string ``seq`` of digits is read, ``"soon"``
+    is a one-line error here, not a Java exception in the middle of a job."""
+    from pyspark.errors import AnalysisException, PySparkException
+    from pyspark.sql import functions as F
+
+    try:
+        cast = F.expr(f"try_cast(`{name}` as {target})")
+        lossy = F.col(name).isNotNull() & (cast.isNull() | (cast.cast(src) != F.col(name)))
+        bad = df.filter(lossy).select(F.col(name).cast("string"), "run", "seq", F.input_file_name()).first()
+    except AnalysisException:
+        raise UserError(f"{where}: column {name!r} has type {src}, expected {target}") from None
+    except PySparkException as e:
+        raise UserError(f"{where}: column {name!r} has type {src}, expected {target} "
+                        f"({_first_line(e)})") from None
+    if bad is not None:
+        raise UserError(f"{bad[3] or where}: run {bad[1]!r} seq {bad[2]}: column {name!r} has type {src}, expected "
+                        f"{target}; the value {bad[0]!r} is not one")
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
 
 
 def _spark_type(t: Any) -> str:
@@ -121,7 +157,7 @@ def judge_partition(batches: Iterator[Any], lateness_ms: int | None, max_rows: i
         i = table.schema.get_field_index(name)
         codes = table.column(name).combine_chunks().cast(pa.int32())
         table = table.set_column(i, name, pa.DictionaryArray.from_arrays(codes, pa.array(vocabulary)).cast(pa.string()))
-    table = conform(table, "<partition>")
+    table = conform(table, "<partition>", rows=False)   # rows validated by job 1, on the whole dataset
     R = _Rows(table)
     viol, by_profile = judge_table(R, lateness_ms=lateness_ms, max_rows=max_rows)
     out: dict[str, list[Any]] = {c: [] for c in ("prop", "n", *ROW_COLUMNS)}
@@ -164,7 +200,9 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
                          F.coalesce("tick_ms", lit(1)).alias("tick"), when(tw, col("wheel_size")).alias("tw_wheel"))
               .agg(F.count(lit(1)).alias("rows"), F.min("time").alias("tmin"), F.max("time").alias("tmax"),
                    F.sum(col("run").isNull().cast("long") + col("seq").isNull().cast("long")
-                         + col("time").isNull().cast("long")).alias("nulls"))
+                         + col("time").isNull().cast("long")).alias("nulls"),
+                   F.min("wheel_size").alias("wheel_min"),
+                   *[F.sum(col(c).isNull().cast("long")).alias(f"null_{c}") for c in KIND_NEEDS])
               .collect())
     log.info("job 1 (summary, validation): %.1f s", time.perf_counter() - t0)
     rows_total = sum(int(g["rows"]) for g in groups)
@@ -180,6 +218,17 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     tickmin = min(int(g["tick"]) for g in groups)
     if tickmin < 1:
         raise UserError(f"trace column 'tick_ms' has a value {tickmin} < 1")
+    wheels = [int(g["wheel_min"]) for g in groups if g["wheel_min"] is not None]
+    if wheels and min(wheels) < MIN_WHEEL_SIZE:
+        raise UserError(f"trace column 'wheel_size' has a value {min(wheels)} < {MIN_WHEEL_SIZE}")
+    for g in sorted(groups, key=lambda g: EVENT_KINDS.index(g["kind"])):
+        for c in KIND_COLUMNS[g["kind"]]:
+            if g[f"null_{c}"]:
+                hit = (df.filter((col("kind") == g["kind"]) & col(c).isNull())
+                       .select("run", "seq", F.input_file_name()).first())
+                at = f"{hit[2]}: run {hit[0]!r} seq {hit[1]}" if hit is not None else "the trace"
+                raise UserError(f"{at}: a {g['kind']!r} row needs column {c!r}, which is null "
+                                f"({g[f'null_{c}']} such rows)")
     kinds = {k: sum(int(g["rows"]) for g in groups if g["kind"] == k) for k in EVENT_KINDS}
     kinds = {k: n for k, n in kinds.items() if n}
     times = [g for g in groups if g["tmin"] is not None]
@@ -237,7 +286,7 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
         level = when((tick == tk) & (col("wheel_size") == wh) & col("delay").isNotNull(), expr).otherwise(level)
     hist = [(r["impl"], int(r["level"]), r["prof"], int(r["late"]), int(r["c"])) for r in
             fr.select(impl.alias("impl"), prof.alias("prof"), level.alias("level"),
-                      (col("time") - col("deadline")).alias("late"))
+                      (col("time").cast(WIDE) - col("deadline").cast(WIDE)).alias("late"))
             .groupBy("impl", "level", "prof", "late").agg(F.count(lit(1)).alias("c")).collect()]
 
     log.info("job 3 (lateness): %.1f s", time.perf_counter() - t0)
@@ -246,7 +295,7 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     t0 = time.perf_counter()
     tmin, tmax = int(agg["tmin"]), int(agg["tmax"])
     width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
-    tp = (df.select(impl.alias("impl"), F.expr(f"(time - ({tmin})) div {width}").alias("bucket"),
+    tp = (df.select(impl.alias("impl"), F.expr(f"(cast(time as {WIDE}) - ({tmin})) div {width}").alias("bucket"),
                     (col("kind") == "fire").cast("long").alias("fire"))
           .groupBy("impl", "bucket").agg(F.count(lit(1)).alias("events"), F.sum("fire").alias("fires")).collect())
     log.info("job 4 (throughput): %.1f s", time.perf_counter() - t0)

@@ -1,0 +1,162 @@
+"""Validators for the ``wheelspec`` command line: argparse ``type=`` functions and the parser class.
+
+Every argument is checked when it is parsed, before any work starts, so that a bad value is one
+line and exit 2 instead of a traceback (``--timeout nan``), a silent run of nothing (``--kinds
+","``) or results lost at the end (``--out`` to a directory that cannot be written).  Each
+validator raises :class:`argparse.ArgumentTypeError`; :class:`Parser` prints it as one line
+naming the argument::
+
+    wheelspec check: error: argument --timeout: must be a finite number of seconds > 0, got 'nan'
+
+Light on purpose (the standard library and :mod:`wheelspec.spec.show`): the parser is built for
+every invocation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from wheelspec.spec.show import printable
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line (no usage block), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        # argparse quotes some arguments as typed: a newline or an escape code in one must not
+        # break the line or reach the terminal raw
+        message = printable(message).replace("\n", "\\n")
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds: a finite number > 0 (``nan``, ``inf``, 0 and negatives refused)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return v
+
+
+def positive_number(text: str) -> float:
+    """A finite number > 0 (a rate, a latency)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return v
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An integer >= ``minimum`` (``at_least(1)`` for counts of things to run)."""
+
+    def parse(text: str) -> int:
+        v = _integer(text)
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return v
+
+    parse.__name__ = f"integer >= {minimum}"   # argparse names the type in some messages
+    return parse
+
+
+#: a count of things to run (threads, runs, examples): an integer >= 1
+count = at_least(1)
+#: a quantity that may be zero (a number of schedules where 0 means "none")
+non_negative = at_least(0)
+
+
+def seed(text: str) -> int:
+    """A seed: an integer >= 0 that fits 64 bits (traces and verdicts store it as an int64)."""
+    v = _integer(text)
+    if not 0 <= v <= 2**63 - 1:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2^63-1], got {text!r}")
+    return v
+
+
+def comma_list(allowed: Sequence[str] | None = None) -> Callable[[str], str]:
+    """A non-empty comma-separated list, every item non-empty and (if ``allowed``) one of them.
+    Returns the list re-joined with commas, so the commands' own splitting stays as it is."""
+
+    def parse(text: str) -> str:
+        items = [x.strip() for x in text.split(",")]
+        if not text.strip() or any(not x for x in items):
+            raise argparse.ArgumentTypeError(f"must be a comma-separated list with no empty item, got {text!r}")
+        if allowed is not None:
+            bad = [x for x in items if x not in allowed]
+            if bad:
+                raise argparse.ArgumentTypeError(f"unknown value {bad[0]!r} (known: {', '.join(allowed)})")
+        return ",".join(items)
+
+    parse.__name__ = "comma list"
+    return parse
+
+
+def _nearest_existing(p: Path) -> Path:
+    q = p
+    while not q.exists() and not q.is_symlink():
+        if q.parent == q:
+            break
+        q = q.parent
+    return q
+
+
+def _probe_dir(d: Path, shown: str) -> None:
+    """Can files be created in the existing directory ``d``?  A real probe: ``os.access`` says yes
+    to root on a read-only file system, and ``/proc`` refuses files whatever the mode says."""
+    try:
+        with tempfile.TemporaryFile(dir=d):
+            pass
+    except OSError as e:
+        raise argparse.ArgumentTypeError(f"cannot write to {shown}: {d} is not writable "
+                                         f"({e.strerror or type(e).__name__})") from None
+
+
+def writable_dir(text: str) -> str:
+    """A directory the command may create or write into: it exists as a directory, or its
+    nearest existing ancestor is a writable directory (the command creates the rest)."""
+    if not text:
+        raise argparse.ArgumentTypeError("must be a directory path, got ''")
+    p = Path(text)
+    q = _nearest_existing(p)
+    if not q.is_dir():
+        what = "is not a directory" if q == p else "is a file, not a directory"
+        raise argparse.ArgumentTypeError(f"cannot write to {text}: {q} {what}")
+    _probe_dir(q, text)
+    return text
+
+
+def writable_file(text: str) -> str:
+    """A file the command may write: ``-`` (stdout), or a path that is not a directory and whose
+    directory exists or can be created and is writable."""
+    if text == "-":
+        return text
+    if not text:
+        raise argparse.ArgumentTypeError("must be a file path, got ''")
+    p = Path(text)
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write to {text}: it is a directory")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write to {text}: the file is not writable")
+    q = _nearest_existing(p.parent if str(p.parent) else Path("."))
+    if not q.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write to {text}: {q} is a file, not a directory")
+    _probe_dir(q, text)
+    return text
