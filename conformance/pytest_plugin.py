@@ -11,6 +11,9 @@ one test per campaign kind (``--wheelspec-schedules`` seeds each; 0 disables the
 failing test's report is the runner's findings; a failing campaign also saves the shrunk
 counterexample under ``--wheelspec-out`` and names it with its ``wheelspec replay`` command.
 Scenarios needing what the implementation lacks are reported as skipped with that reason.
+``--wheelspec-ranges=unbounded`` (or ``ranges: "unbounded"`` in the adapter's capabilities) leaves
+out-of-range requests out, as ``wheelspec check --ranges unbounded`` does: property ``ranges``
+is then not judged.
 Adapter breakage (hang, crash, garbage) fails the test that met it with the runner's one-line error.
 """
 
@@ -36,6 +39,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--wheelspec-timeout", type=float, default=10.0, metavar="SECONDS",
                 help="per-request timeout for subprocess adapters")
     g.addoption("--wheelspec-out", default="wheelspec-out", metavar="DIR", help="where counterexamples are saved")
+    g.addoption("--wheelspec-ranges", choices=("bounded", "unbounded"), default=None,
+                help="unbounded: the implementation accepts any value by design; out-of-range requests are left "
+                     "out and property ranges is not judged (default: what its capabilities declare)")
 
 
 class _Shared:
@@ -53,6 +59,11 @@ class _Shared:
             spec = self.config.getoption("wheelspec_impl")
             self._adapter = resolve(spec, timeout=self.config.getoption("wheelspec_timeout"))()
             self._caps = self._adapter.hello().capabilities
+            ranges = self.config.getoption("wheelspec_ranges")
+            if ranges:  # as `wheelspec check --ranges`: the user's word overrides the declaration
+                import dataclasses
+
+                self._caps = dataclasses.replace(self._caps, ranges=ranges)
         return self._adapter, self._caps
 
     def close(self) -> None:

@@ -1,6 +1,7 @@
 """``wheelspec campaign``: seed ranges as Spark tasks give the same verdicts as a local process
 pool whatever the chunking; completed ranges are skipped on rerun; failure classes aggregate the
-shrunk counterexamples by (property, shape) identically on Spark and locally."""
+shrunk counterexamples by (property, shape) identically on Spark and locally; with a failure
+budget, Spark runs the ranges in jobs and stops a kind between them."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import json
 import pytest
 
 from wheelspec.conformance.cli import main
+from wheelspec.conformance.traces import spark_campaign
 from wheelspec.conformance.traces.spark_campaign import (
+    Budget,
     collect_verdicts,
     execute,
     failure_classes,
     failure_classes_spark,
     pending_tasks,
+    run_tasks,
 )
 
 pytestmark = pytest.mark.external("spark")
@@ -59,5 +63,21 @@ def test_campaign_cli_resumes_and_reports(tmp_path, capsys):
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["ranges_run"] == 0 and again["ranges_skipped"] == 6 and again["schedules"] == 24
-    assert main(["campaign", "--kinds", "wheel", "--out", str(tmp_path)]) == 2
-    assert "unknown kind 'wheel'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["campaign", "--kinds", "wheel", "--out", str(tmp_path)])
+    assert e.value.code == 2 and "unknown value 'wheel'" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(600)
+def test_spark_campaign_stops_a_kind_at_its_failure_budget_between_jobs(spark, tmp_path, monkeypatch):
+    # one range per Spark task per job: 8 ranges a job on local[2], the budget checked between jobs
+    monkeypatch.setattr(spark_campaign, "RANGES_PER_TASK_PER_WAVE", 1)
+    tasks, _ = pending_tasks(BROKEN, ["timer"], 0, 120, 5, tmp_path)
+    outcome = run_tasks(tasks, engine="spark", spark=spark, budget=Budget(3))
+    assert outcome.interrupted is None
+    slices = spark.sparkContext.defaultParallelism * spark_campaign.TASKS_PER_CORE
+    assert len(outcome.done) == slices and len(outcome.not_run) == 24 - slices
+    assert sum(d["failed"] for d in outcome.done) >= 3
+    # the ranges not run have no file, and the done ones are the lowest seeds
+    files = sorted(p.name for p in (tmp_path / "verdicts" / "timer").glob("*.parquet"))
+    assert files == sorted(f"range-{lo:012d}-{lo + 5:012d}.parquet" for lo in range(0, 5 * slices, 5))

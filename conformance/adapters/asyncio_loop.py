@@ -21,7 +21,9 @@ about 97 days, for 1e-9 s) a timer due exactly now is not ready in that iteratio
 loop the clock moves on and the timer runs a spin later; under a virtual clock it is a lost fire,
 which the corpus's clock-range scenario exposes.  The
 adapter's size counts the handles in ``loop._scheduled`` that are not cancelled (asyncio removes
-cancelled handles lazily and has no public count).
+cancelled handles lazily and has no public count); a cancel's result is read from asyncio's state
+of the handle (:func:`cancel_pending`), an add's expiration from ``TimerHandle.when()``, the clock
+from ``loop.time()``.
 
 Use: ``wheelspec check --impl wheelspec.conformance.adapters.asyncio_loop:adapter``.
 """
@@ -31,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import platform
 import time as _time
+from collections.abc import Callable
 from typing import Any
 
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
@@ -74,14 +77,16 @@ class AsyncioAdapter(LibraryTimerAdapter):
     def _stop(self) -> None:
         self._loop.close()
 
-    def _schedule(self, task: int, delay: int, exp: int) -> Any:
-        return self._loop.call_later(delay / 1000, lambda: self._fired(task, exp, self.now))
+    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+        return self._loop.call_later(delay / 1000, callback)
 
-    def _unschedule(self, handle: Any) -> None:
-        handle.cancel()
+    def _deadline(self, handle: Any) -> int:
+        return round(handle.when() * 1000)
+
+    def _unschedule(self, handle: Any) -> bool:
+        return cancel_pending(self._loop, handle)
 
     def _advance(self, time: int) -> None:
-        self.now = time
         loop = self._loop
         loop.vt = time / 1000
         # stop() before run_forever(): exactly one iteration (documented asyncio behaviour): the
@@ -89,10 +94,24 @@ class AsyncioAdapter(LibraryTimerAdapter):
         loop.stop()
         loop.run_forever()
 
+    def _clock(self) -> int:
+        return round(self._loop.time() * 1000)
+
     def _size(self) -> int:
         # asyncio keeps cancelled handles in its heap until they reach the head (its own
         # _timer_cancelled_count is only a clean-up heuristic): count the live ones
         return sum(not h.cancelled() for h in self._loop._scheduled)
+
+
+def cancel_pending(loop: asyncio.AbstractEventLoop, handle: asyncio.TimerHandle) -> bool:
+    """Cancel ``handle``; return whether asyncio still held it to run.  ``TimerHandle.cancel``
+    returns nothing, so the answer is read from asyncio's state before cancelling: a handle is
+    pending while it is not cancelled and sits in the loop's timer heap (``handle._scheduled``,
+    cleared when ``_run_once`` pops it) or in the ready queue (``loop._ready``, popped but not run)."""
+    pending = not handle.cancelled() and (bool(getattr(handle, "_scheduled", False))
+                                          or handle in getattr(loop, "_ready", ()))
+    handle.cancel()
+    return pending
 
 
 def adapter() -> AsyncioAdapter:

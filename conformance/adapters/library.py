@@ -1,39 +1,54 @@
 """The common shape of adapters for third-party *virtual-clock* timers (``sched``, ``asyncio``,
-Twisted's ``task.Clock``): a task-id bookkeeping layer over a library that only knows callbacks.
+Twisted's ``task.Clock``): a task-id translation layer over a library that only knows callbacks.
 
-What the adapter adds, and why (``docs/ADAPTERS.md`` says the same per library):
+The rule: **every value the runner judges comes from the library.**  The adapter's own
+bookkeeping translates task ids into library handles and nothing else; what the library cannot
+tell is declared in ``Capabilities.unobservable`` and reported "not judged" (``docs/ADAPTERS.md``,
+"What an adapter observes").  Where each judged value comes from:
 
-* **task ids.** The libraries schedule anonymous callbacks and hand back a handle; wheelspec's
-  operations name tasks.  The adapter keeps ``task -> handle`` for live schedules.  Re-adding a
-  scheduled task cancels its old handle first, which is Kafka's "a re-added task replaces its
-  entry" (``TimerTaskEntry`` moves) expressed with the library's own cancel.
-* **the virtual clock.** The adapter owns the clock the library reads; ``advance_to(t)`` moves it
-  to ``t`` and lets the library run what it considers due.  A fire is reported with the clock
-  reading the callback *observes* (not the reading the adapter intended), so a library that runs
-  a callback early or late shows it.
-* **refusals of the driver, not of the library.** A task id outside [0, 2^31-1] is ``range``,
-  cancelling a task id never added is ``unknown-id`` and moving the clock back is ``invalid``: all
-  three are about the driver's bookkeeping (the libraries have no task ids and no settable clock).
-  Nothing else is refused: a library that accepts a delay beyond wheelspec's range (2^40-1 ms)
-  is reported as accepting it, which the matrix shows as its huge-delay behaviour.
+* **add**: the result (the expiration) is the deadline the library records for the new handle
+  (:meth:`_deadline`), not ``now + delay`` computed here; a re-add of a scheduled task first
+  cancels the old handle with the library's own cancel (Kafka's "a re-added task replaces its
+  entry": ``TimerTaskEntry`` moves).
+* **cancel**: the result is the library's answer (:meth:`_unschedule`), read from what the library
+  returns, raises or exposes about the handle; never from whether this layer thinks it is live.
+* **fires**: the library calls back; each fire is reported with the clock reading the library
+  gives at that moment (:meth:`_clock`) and the deadline the library recorded for that handle, so
+  an early or late library shows.
+* **size**: the library's own count of pending calls (:meth:`_size`); a subclass without one
+  declares ``size`` unobservable (the base does it when ``_size`` is not overridden) and a
+  ``size`` request is answered ``unsupported``.
+* **the clock after a request** (``now``): the library's reading.
 
-Subclasses implement four hooks: ``_start`` (a fresh library instance at ``start_ms``),
-``_schedule`` (returns a handle), ``_unschedule`` (library cancel) and ``_advance`` (move the
-library's clock and let it run), plus ``_size`` (the library's own count of pending calls).
+Inputs the library has no notion of belong to this layer, and are declared so (``task-ids``,
+``clock`` in :data:`~.protocol.OWNED_INPUTS`): the libraries have no task ids, so a task id outside
+[0, 2^31-1] (``range``) and a cancel of an id never added (``unknown-id``) are refused here; the
+adapter sets the clock the library reads, so a reading going back (``invalid``) or past 2^43-1 ms
+(``range``) is refused here.  The judge reports those refusals "not judged".  Delays are the
+library's: a delay beyond wheelspec's range (2^40-1 ms) is handed to the library, and a library
+that accepts it is reported as accepting it (the matrix's huge-delay column).
+
+Subclasses implement ``_start`` (a fresh library instance at ``start_ms``), ``_schedule`` (hand a
+callback to the library, return its handle), ``_deadline``, ``_unschedule``, ``_advance`` (move the
+library's clock and let it run), ``_clock`` and, if the library has one, ``_size``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
-from wheelspec.spec.limits import MAX_ID
+from wheelspec.spec.limits import MAX_ID, MAX_TIME_MS
 from wheelspec.spec.profiles import STRICT
 
 #: the task-id range of protocol v1: :data:`wheelspec.spec.limits.MAX_ID`, as every engine's
 MAX_TASK_ID = MAX_ID
+
+#: what every library adapter owns instead of the library (module doc)
+OWNED = ("task-ids", "clock")
 
 
 class LibraryTimerAdapter:
@@ -43,24 +58,30 @@ class LibraryTimerAdapter:
     name = "library"
     version = ""
     profile = STRICT
+    #: properties this library cannot tell (registered names); ``size`` is added when the
+    #: subclass has no ``_size``
+    unobservable: tuple[str, ...] = ()
 
     def __init__(self) -> None:
-        self.now = 0
-        self._live: dict[int, Any] = {}    # task -> library handle of its live schedule
-        self._known: set[int] = set()      # every task id ever added since reset
-        self._events: list[ev.Event] = []  # fires reported by callbacks during one request
+        self._handles: dict[int, Any] = {}  # task -> library handle of its latest schedule (ids only)
+        self._events: list[ev.Event] = []   # fires reported by callbacks during one request
         self._started = False
 
     # ------------------------------------------------------------------ Adapter protocol ----------
+    def not_observed(self) -> tuple[str, ...]:
+        """Everything declared unobservable: the owned inputs, the subclass's list, ``size`` if
+        the subclass cannot count."""
+        extra = ("size",) if type(self)._size is LibraryTimerAdapter._size else ()
+        return tuple(dict.fromkeys(OWNED + tuple(self.unobservable) + extra))
+
     def hello(self) -> Hello:
         caps = Capabilities(timer=True, purgatory=False, time="virtual", profile=self.profile,
-                            configurable=("start_ms",))
+                            configurable=("start_ms",), unobservable=self.not_observed())
         return Hello(self.name, caps, self.version)
 
     def reset(self, config: Config) -> None:
         self.close()
-        self.now = config.start_ms
-        self._live, self._known, self._events = {}, set(), []
+        self._handles, self._events = {}, []
         self._start(config.start_ms)
         self._started = True
 
@@ -68,62 +89,97 @@ class LibraryTimerAdapter:
         if not self._started:
             raise RuntimeError("request before reset")
         self._events = []
+        now = self._clock()
         task_id = getattr(op, "task", None)
         if task_id is not None and not 0 <= task_id <= MAX_TASK_ID:
-            return Response(self.now, error=("range", f"task id={task_id} is outside [0, {MAX_TASK_ID}]"))
+            return Response(now, error=("range", f"task id={task_id} is outside [0, {MAX_TASK_ID}]"))
+        result: Any = None
         match op:
             case ops.AddTask(task, delay):
-                old = self._live.pop(task, None)
+                old = self._handles.get(task)
                 if old is not None:  # re-add replaces the entry (Kafka's TimerTaskEntry move)
                     self._unschedule(old)
-                exp = self.now + delay
-                self._known.add(task)
-                self._live[task] = self._schedule(task, delay, exp)
-                result: Any = exp
+                result = self._add(task, delay)
             case ops.CancelTask(task):
-                if task not in self._known:
-                    return Response(self.now, error=("unknown-id", f"task {task} was never added"))
-                handle = self._live.pop(task, None)
-                if handle is not None:
-                    self._unschedule(handle)
-                result = handle is not None
+                if task not in self._handles:
+                    return Response(now, error=("unknown-id", f"task {task} was never added"))
+                pending = self._unschedule(self._handles[task])
+                if "cancel-result" in self.not_observed():
+                    result = bool(pending)  # not judged: whatever the library gave, as a bool
+                elif not isinstance(pending, bool):
+                    return Response(now, error=("internal", f"{type(self).__name__}._unschedule returned "
+                                                            f"{pending!r}, not the library's answer (bool)"))
+                else:
+                    result = pending
             case ops.AdvanceTo(time):
-                if time < self.now:
-                    return Response(self.now, error=("invalid", f"advance to {time} is before the clock ({self.now})"))
+                if time < now:
+                    return Response(now, error=("invalid", f"advance to {time} is before the clock ({now})"))
+                if time > MAX_TIME_MS:
+                    return Response(now, error=("range", f"time={time} is outside [0, {MAX_TIME_MS}] "
+                                                         f"(the adapter's clock)"))
                 self._advance(time)
-                self.now = time
-                result = None
             case ops.Size():
+                if "size" in self.not_observed():
+                    return Response(now, error=("unsupported", f"{self.name} has no count of pending calls"))
                 result = self._size()
             case _:
-                return Response(self.now, error=("unsupported", f"{op.kind} is not offered by {self.name} (a timer)"))
-        return Response(self.now, list(self._events), result)
+                return Response(now, error=("unsupported", f"{op.kind} is not offered by {self.name} (a timer)"))
+        return Response(self._clock(), list(self._events), result)
 
     def close(self) -> None:
         if self._started:
             self._stop()
             self._started = False
 
-    # ------------------------------------------------------------------ for subclasses ------------
-    def _fired(self, task: int, exp: int, now: int) -> None:
-        """Called from the library's callback: record the fire with the clock it observed."""
-        self._live.pop(task, None)
-        self._events.append(ev.Fire(now, task, exp))
+    # ------------------------------------------------------------------ the library's callback ----
+    def _add(self, task: int, delay: int) -> int:
+        """Schedule ``task`` with the library; returns the deadline the library recorded.  The
+        callback reports each fire with the library's clock and this handle's deadline."""
+        bound: list[Any] = []   # the handle, once the library has returned it
+        inside: list[int] = []  # clock readings of fires run inside the scheduling call itself
 
+        def fire() -> None:
+            if bound:
+                self._events.append(ev.Fire(self._clock(), task, self._deadline(bound[0])))
+            else:
+                inside.append(self._clock())
+
+        handle = self._schedule(task, delay, fire)
+        bound.append(handle)
+        self._handles[task] = handle
+        exp = self._deadline(handle)
+        self._events.extend(ev.Fire(t, task, exp) for t in inside)
+        return exp
+
+    # ------------------------------------------------------------------ for subclasses ------------
     def _start(self, start_ms: int) -> None:
+        """A fresh library instance whose clock reads ``start_ms``."""
         raise NotImplementedError
 
     def _stop(self) -> None:
         pass
 
-    def _schedule(self, task: int, delay: int, exp: int) -> Any:
+    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+        """Schedule ``callback`` (no arguments) after ``delay`` ms; return the library's handle."""
         raise NotImplementedError
 
-    def _unschedule(self, handle: Any) -> None:
+    def _deadline(self, handle: Any) -> int:
+        """The expiration (ms) the library recorded for ``handle``."""
+        raise NotImplementedError
+
+    def _unschedule(self, handle: Any) -> bool:
+        """Cancel ``handle`` with the library's cancel; return the library's answer: was it still
+        pending (read from the return value, the exception, or the library's state)."""
         raise NotImplementedError
 
     def _advance(self, time: int) -> None:
+        """Move the library's clock to ``time`` and let it run what it considers due."""
+        raise NotImplementedError
+
+    def _clock(self) -> int:
+        """The library's clock reading, in ms."""
         raise NotImplementedError
 
     def _size(self) -> int:
+        """The library's own count of pending calls (leave it out if the library has none)."""
         raise NotImplementedError

@@ -5,7 +5,9 @@ Twisted's own tests), ``callLater`` / ``DelayedCall.cancel`` / ``advance``.
 to the clock and then pops and runs calls while ``call.getTime() <= seconds()``: the ``strict``
 profile with first-in-first-out ties.  The unit is whatever the caller uses: the adapter passes
 milliseconds, so every value up to 2^53 is an exact float.  ``getDelayedCalls()`` lists pending
-calls (a cancelled call leaves the list at once), which is the size.
+calls (a cancelled call leaves the list at once), which is the size.  ``DelayedCall.cancel``
+raises ``AlreadyCalled`` / ``AlreadyCancelled`` for a call no longer pending: the adapter reports
+that as the cancel's ``false``; an add's expiration is the call's ``getTime()``.
 
 Twisted is imported when an adapter is made, so a missing install is one clear error.
 Use: ``wheelspec check --impl wheelspec.conformance.adapters.twisted_clock:adapter``.
@@ -13,6 +15,7 @@ Use: ``wheelspec check --impl wheelspec.conformance.adapters.twisted_clock:adapt
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
@@ -30,28 +33,41 @@ class TwistedClockAdapter(LibraryTimerAdapter):
         super().__init__()
         try:
             import twisted
-            from twisted.internet import task
+            from twisted.internet import error, task
         except ImportError as e:
             raise UserError("the Twisted adapter needs Twisted (pip install twisted, or the test extra): "
                             f"{e}") from None
         self._task = task
+        self._error = error
         self.version = f"Twisted {twisted.__version__}"
 
     def _start(self, start_ms: int) -> None:
-        self._clock = self._task.Clock()
-        self._clock.rightNow = float(start_ms)
+        self._tclock = self._task.Clock()
+        self._tclock.rightNow = float(start_ms)
 
-    def _schedule(self, task: int, delay: int, exp: int) -> Any:
-        return self._clock.callLater(delay, lambda: self._fired(task, exp, int(self._clock.seconds())))
+    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+        return self._tclock.callLater(delay, callback)
 
-    def _unschedule(self, handle: Any) -> None:
-        handle.cancel()
+    def _deadline(self, handle: Any) -> int:
+        return round(handle.getTime())
+
+    def _unschedule(self, handle: Any) -> bool:
+        # DelayedCall.cancel raises AlreadyCalled / AlreadyCancelled for a call no longer
+        # pending: that is Twisted's answer "false"
+        try:
+            handle.cancel()
+        except (self._error.AlreadyCalled, self._error.AlreadyCancelled):
+            return False
+        return True
 
     def _advance(self, time: int) -> None:
-        self._clock.advance(time - self._clock.seconds())
+        self._tclock.advance(time - self._tclock.seconds())
+
+    def _clock(self) -> int:
+        return round(self._tclock.seconds())
 
     def _size(self) -> int:
-        return len(self._clock.getDelayedCalls())
+        return len(self._tclock.getDelayedCalls())
 
 
 def adapter() -> TwistedClockAdapter:

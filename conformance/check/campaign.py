@@ -2,26 +2,45 @@
 
 Determinism: a schedule is a pure function of ``(kind, seed)``.  Its generator is a
 ``random.Random`` seeded with the string ``"<version>:<kind>:<seed>"``, the version being the kind's
-entry in :data:`GENERATORS` (``wheelspec-campaign-v1`` for timers, ``-v2`` for purgatories) (Python seeds
-from a string through SHA-512, identically on every platform and Python 3 version), and the
-generator uses only ``randrange`` / ``choice`` / ``random`` on it -- so the same seed gives the
-same schedule on any machine.  Shrinking (:mod:`.shrink`) is deterministic too, so a failing seed
-always shrinks to the same counterexample.  Changing a kind's generator means bumping its version.
+entry in :data:`GENERATORS` (Python seeds from a string through SHA-512, identically on every
+platform and Python 3 version), and the generator uses only ``randrange`` / ``choice`` /
+``random`` / ``sample`` on it -- so the same seed gives the same schedule on any machine.
+Shrinking (:mod:`.shrink`) is deterministic too, so a failing seed always shrinks to the same
+counterexample.  Changing what a kind's generator draws means bumping its version (the table in
+``docs/CAMPAIGN.md`` lists what each version draws); a saved counterexample holds its operations
+and names its generator version in ``origin``, so it replays under any version.
 
-Two kinds:
+How a schedule is drawn (``docs/CAMPAIGN.md``, "Generation", says why each part is there):
 
-* ``timer``: a tick (1 to 50), a small wheel (2 to 8 buckets, so deltas reach several levels) or
-  Kafka's 20, a start time, then adds / re-adds / cancels of a few task ids with delays drawn
-  around tick boundaries (k*tick - 1, k*tick, k*tick + 1), zero and negative delays, delays that
-  need several levels, advances by 0, by a tick, across many levels, and ``size`` queries;
-* ``purgatory``: watches of fresh operations on 1-3 of a few keys, with timeouts like the delays
-  above and purge intervals 0-5 (some watches race their own completion:
-  ``completes_on_retry``), ``set_completable``, ``check``, ``cancel_for_key``,
-  ``force_complete``, ``watched``, ``num_delayed``, advances, mixed with some timer operations.
+* **a length class**: most schedules are short (2-16 operations), some medium (17-60), a few
+  Kafka-sized (120-280): bugs that need many cascades, bucket reuses or adds into one window
+  only show in long histories, and short ones keep the default run fast and shrink well;
+* **swarm testing**: each schedule enables a random subset of *moves* (operation kinds and
+  composite patterns) and of *delay* and *advance regions*, with random weights, so that some
+  schedules do only a few things, many times (a schedule that never cancels lets re-adds pile up;
+  one without advances lets adds pile into the same buckets);
+* **moves** (timer): a plain add (a fresh task, or a re-add of a scheduled, fired or cancelled
+  one), a cancel, an advance, ``size``; a *burst* of adds into one window of some level; an
+  *idle jump* far ahead followed by short delays (the lazy, stale clock); a *cascade* (a task at
+  level 1-4, then advances stepping down the levels); *bucket reuse* (the same bucket index of a
+  level used again one wheel revolution later); a *touch* of a cascaded task (cancel or re-add of
+  a task added far ahead, once the clock is near it); a *tie* (buckets of two adjacent levels
+  that start at the same millisecond, among other queued buckets: the delay queue's heap order);
+* **moves** (purgatory): watches on 1-3 of a few keys (long schedules use fewer keys, so each key
+  sees many operations), ``set_completable``, ``check`` (mostly of keys with watchers),
+  ``cancel_for_key``, ``force_complete``, ``watched`` / ``num_delayed``, advances, the timer
+  moves, and a *crowd*: many operations watching one key, some completed from outside or made
+  completable, then checks of that key (a long watcher list with completed entries in it);
+* **out-of-range requests** (:data:`OUT_OF_RANGE_SHARE` of the schedules): one or two requests
+  beyond ``spec/limits.py`` (a delay past the largest, a clock reading past the last, a negative
+  or too large id), so a missing range check fails property ``ranges`` without the corpus.  An
+  implementation declaring ``ranges: unbounded`` gets its schedules without them
+  (:func:`narrow`).
 
 :func:`run_seed_range` is the unit of work (a pure function of its arguments; later distributed
 campaigns split seed ranges over workers): it returns one :class:`SeedOutcome` per seed, a
-failing one carrying its shrunk counterexample as a :class:`~.scenarios.Scenario`.
+failing one carrying its shrunk counterexample as a :class:`~.scenarios.Scenario`, each carrying
+the semantic situations its schedule exercised (:mod:`.coverage`).
 """
 
 from __future__ import annotations
@@ -29,124 +48,401 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
 from wheelspec.conformance.check.corpus import Scenario
-from wheelspec.conformance.check.judge import judge
-from wheelspec.conformance.check.runner import run_ops
-from wheelspec.spec import ops
+from wheelspec.conformance.check.judge import judge, out_of_range
+from wheelspec.conformance.check.runner import Run, run_ops
+from wheelspec.spec import limits, ops
 from wheelspec.spec.findings import Finding
 
 KINDS = ("timer", "purgatory")
-GENERATOR = "wheelspec-campaign-v1"
-#: The generator version of each kind (a schedule is a pure function of version, kind and seed).
-#: Purgatory schedules are at v2: they also draw ``Watch(completes_on_retry=True)``, the
-#: sequential form of the race Kafka's second ``tryComplete`` closes (KAFKA-1952).  Timer
-#: schedules are unchanged since v1, so timer counterexamples found by seed stay valid.
-GENERATORS = {"timer": GENERATOR, "purgatory": "wheelspec-campaign-v2"}
+GENERATOR = "wheelspec-campaign-v3"
+#: The generator version of each kind (a schedule is a pure function of version, kind and seed;
+#: ``docs/CAMPAIGN.md`` lists what each version draws).
+GENERATORS = {"timer": GENERATOR, "purgatory": GENERATOR}
+
+#: length classes: (name, share of schedules, fewest operations, most operations); shares add up
+#: to 1 (a schedule ends with the move that reaches its length, plus a final draining advance)
+LENGTHS = (("short", 0.76, 2, 16), ("medium", 0.20, 17, 60), ("long", 0.04, 120, 280))
+#: share of schedules that carry out-of-range requests (property ``ranges``)
+OUT_OF_RANGE_SHARE = 0.025
+#: timer moves, each enabled in a schedule with this probability (``add`` and ``advance`` always)
+TIMER_MOVES = {"add": 1.0, "advance": 1.0, "cancel": 0.6, "readd": 0.5, "size": 0.45, "burst": 0.4,
+               "idle": 0.35, "cascade": 0.5, "reuse": 0.4, "touch": 0.45, "tie": 0.45}
+#: purgatory moves (beside the timer ones), each enabled with this probability (``watch`` and
+#: ``advance`` always)
+PURGATORY_MOVES = {"watch": 1.0, "advance": 1.0, "set_completable": 0.8, "check": 0.9, "cancel_for_key": 0.5,
+                   "force_complete": 0.6, "observe": 0.6, "timer": 0.5, "crowd": 0.5}
+#: delay regions: where wheels go wrong (module doc); each enabled with probability 0.6, one at least
+DELAY_REGIONS = ("tiny", "tick-boundary", "level-boundary", "nonpositive", "far", "window-edge")
+#: advance regions, likewise
+ADVANCE_REGIONS = ("zero", "tick", "window", "boundary", "far", "next-due")
 
 
 def _rng(kind: str, seed: int) -> random.Random:
     return random.Random(f"{GENERATORS[kind]}:{kind}:{seed}")
 
 
-def _delay(r: random.Random, tick: int, wheel: int) -> int:
-    """A delay drawn where wheels go wrong: tick boundaries, level boundaries, <= 0, tiny."""
-    c = r.random()
-    if c < 0.30:
-        return r.randrange(0, 3 * tick + 2)
-    if c < 0.55:
-        k = r.randrange(1, 2 * wheel + 2)
-        return k * tick + r.choice((-1, 0, 1))
-    if c < 0.75:  # a level boundary: tick * wheel^level, +-1
-        level = r.randrange(1, 4)
-        return tick * wheel**level + r.choice((-1, 0, 1, r.randrange(0, tick * wheel**level)))
-    if c < 0.87:
-        return -r.randrange(0, 2 * tick + 1)
-    return r.randrange(0, tick * wheel**3 + 1)
+def length_class(kind: str, seed: int) -> str:
+    """The length class of ``(kind, seed)``'s schedule (the first draw of its generator)."""
+    return _length(_rng(kind, seed))[0]
 
 
-def _advance(r: random.Random, now: int, tick: int, wheel: int) -> int:
+def _length(r: random.Random) -> tuple[str, int]:
     c = r.random()
-    if c < 0.15:
-        return now
-    if c < 0.45:
-        return now + r.randrange(1, 2 * tick + 1)
-    if c < 0.70:
-        return now + r.randrange(1, tick * wheel + 1)
-    if c < 0.90:
-        return (now // tick + r.randrange(1, 3 * wheel)) * tick + r.choice((-1, 0, 0, 1))
-    return now + r.randrange(1, tick * wheel**3 + 1)
+    for name, share, lo, hi in LENGTHS:
+        if c < share:
+            return name, r.randrange(lo, hi + 1)
+        c -= share
+    name, _, lo, hi = LENGTHS[-1]
+    return name, r.randrange(lo, hi + 1)
+
+
+def _subset(r: random.Random, names: Iterable[str], p: float) -> tuple[str, ...]:
+    names = tuple(names)
+    chosen = tuple(n for n in names if r.random() < p)
+    return chosen or (r.choice(names),)
+
+
+class _Schedule:
+    """The state a schedule is drawn against: the configuration, the generator's own view of the
+    clock and of the tasks (which it tracks approximately: it needs only plausible targets), and
+    the operations drawn so far."""
+
+    def __init__(self, r: random.Random, kind: str) -> None:
+        self.r = r
+        self.kind = kind
+        self.length, self.target = _length(r)
+        long = self.length != "short"
+        self.tick = r.choice((1, 1, 1, 2, 3, 5, 10, 10, 20, 50))
+        # Small wheels make deep hierarchies with short delays: long schedules favour them.
+        self.wheel = r.choice((2, 3, 4, 5, 8, 20) if not long else (2, 2, 3, 3, 4, 5, 8, 20))
+        self.start = r.choice((0, 0, r.randrange(0, 1000), r.randrange(0, 10**9)))
+        self.purge = r.choice((0, 1, 2, 3, 5, 1000))
+        self.now = self.start
+        self.out: list[ops.Op] = []
+        self.pending: dict[int, int] = {}   # task -> expiration (approximately: fires are inferred)
+        self.known: list[int] = []          # every task id added (in range)
+        self.gone: list[int] = []           # tasks added, then fired or cancelled
+        self.far: set[int] = set()          # tasks added at least one level-0 interval ahead
+        self.pool = r.randrange(1, 7) if not long else r.randrange(4, 41)
+        self.next_task = 0
+        # swarm: the moves and regions this schedule uses, with random weights
+        table = TIMER_MOVES if kind == "timer" else PURGATORY_MOVES
+        enabled = [m for m, p in table.items() if r.random() < p]
+        self.moves = enabled
+        self.weights = [r.random() + 0.15 for _ in enabled]
+        self.delays = _subset(r, DELAY_REGIONS, 0.6)
+        self.advances = _subset(r, ADVANCE_REGIONS, 0.6)
+        # purgatory state
+        n_keys = r.randrange(1, 5) if not long else r.choice((1, 2, 2, 3, 4))
+        self.keys: tuple[Any, ...] = ("a", "b", "c", 1)[:n_keys]
+        self.watched: list[int] = []
+        self.watchers: Counter[Any] = Counter()
+        self.next_op = 0
+
+    # ------------------------------------------------------------------ values -----------------
+    def level_tick(self, level: int) -> int:
+        return self.tick * self.wheel**level
+
+    def delay(self, region: str | None = None) -> int:
+        r, tick, wheel = self.r, self.tick, self.wheel
+        region = region or r.choice(self.delays)
+        if region == "tiny":
+            return r.randrange(0, 3 * tick + 2)
+        if region == "tick-boundary":
+            return r.randrange(1, 2 * wheel + 2) * tick + r.choice((-1, 0, 1))
+        if region == "level-boundary":  # tick * wheel^level, +-1, or anywhere inside that level
+            u = self.level_tick(r.randrange(1, 5))
+            return u + r.choice((-1, 0, 1, r.randrange(0, u)))
+        if region == "nonpositive":
+            return -r.randrange(0, 2 * tick + 1) if r.random() < 0.8 else -r.randrange(0, 10 * tick * wheel)
+        if region == "far":
+            return r.randrange(0, self.level_tick(r.choice((3, 3, 4))) + 1)
+        # window-edge: an expiration on an absolute window edge of some level (the bucket index
+        # is exp div tick, so edges relative to the stale clock and to now differ)
+        u = self.level_tick(r.randrange(0, 3))
+        return (self.now // u + r.randrange(1, 2 * wheel + 1)) * u + r.choice((-1, 0, 1)) - self.now
+
+    def advance_target(self, region: str | None = None) -> int:
+        r, tick, wheel, now = self.r, self.tick, self.wheel, self.now
+        region = region or r.choice(self.advances)
+        if region == "zero":
+            return now
+        if region == "tick":
+            return now + r.randrange(1, 2 * tick + 1)
+        if region == "window":
+            return now + r.randrange(1, tick * wheel + 1)
+        if region == "boundary":
+            u = self.level_tick(r.randrange(0, 3))
+            return max(now, (now // u + r.randrange(1, 2 * wheel)) * u + r.choice((-1, 0, 0, 1)))
+        if region == "far":
+            return now + r.randrange(1, self.level_tick(3) + 1)
+        # next-due: just before, at or just after the earliest pending expiration (or its window)
+        if not self.pending:
+            return now + r.randrange(1, 2 * tick + 1)
+        exp = min(self.pending.values())
+        t = r.choice((exp - 1, exp, exp + 1, (exp // tick) * tick, (exp // tick) * tick - 1))
+        return max(now, t)
+
+    # ------------------------------------------------------------------ ops --------------------
+    def emit(self, op: ops.Op) -> None:
+        self.out.append(op)
+
+    def advance(self, t: int) -> None:
+        t = min(max(t, self.now), limits.MAX_TIME_MS)
+        self.now = t
+        for task, exp in list(self.pending.items()):
+            if exp <= t:  # fired by now under every profile but strict-gt (a close enough view)
+                del self.pending[task]
+                self.gone.append(task)
+        self.emit(ops.AdvanceTo(t))
+
+    def add(self, task: int, delay: int) -> None:
+        delay = max(limits.MIN_DELAY_MS, min(limits.MAX_DELAY_MS, delay))
+        if task not in self.pending and task not in self.known:
+            self.known.append(task)
+        self.pending[task] = self.now + delay
+        if delay >= self.tick * self.wheel:
+            self.far.add(task)
+        else:
+            self.far.discard(task)
+        self.emit(ops.AddTask(task, delay))
+
+    def fresh_task(self) -> int:
+        t = self.next_task
+        self.next_task += 1
+        return t
+
+    def pick_task(self) -> int:
+        """A task id for a plain add: a re-add (if enabled) or an id from the pool."""
+        r = self.r
+        if "readd" in self.moves and self.known and r.random() < 0.5:
+            group = r.choice((list(self.pending), self.gone, self.known))
+            if group:
+                return r.choice(group)
+        if self.next_task < self.pool or not self.known:
+            return self.fresh_task()
+        return r.choice(self.known)
+
+    # ------------------------------------------------------------------ timer moves ------------
+    def timer_move(self, move: str) -> None:
+        r = self.r
+        if move in ("add", "readd"):
+            self.add(self.pick_task(), self.delay())
+        elif move == "cancel":
+            if self.known:
+                group = list(self.pending) if self.pending and r.random() < 0.7 else self.known
+                task = r.choice(group)
+                self.pending.pop(task, None)
+                self.gone.append(task)
+                self.emit(ops.CancelTask(task))
+        elif move == "advance":
+            self.advance(self.advance_target())
+        elif move == "size":
+            self.emit(ops.Size())
+        elif move == "burst":
+            self.burst()
+        elif move == "idle":
+            self.advance(self.now + r.randrange(self.level_tick(2), self.level_tick(4) + 1))
+            for _ in range(r.randrange(1, 4)):  # short delays under the stale clock
+                self.add(self.pick_task(), r.choice((0, -r.randrange(0, 3 * self.tick + 1),
+                                                     r.randrange(1, 2 * self.tick * self.wheel + 1))))
+        elif move == "cascade":
+            level = r.randrange(1, 5)
+            self.add(self.pick_task() if r.random() < 0.5 else self.fresh_task(),
+                     self.level_tick(level) + r.randrange(0, self.level_tick(level)))
+            for _ in range(r.randrange(1, 4)):  # step down: each advance lands a level lower
+                level = max(0, level - 1)
+                self.advance(self.now + self.level_tick(level) + r.choice((-1, 0, 1, r.randrange(0, self.tick + 1))))
+        elif move == "reuse":
+            level = r.randrange(0, 4)
+            u = self.level_tick(level)
+            d = r.randrange(1, self.wheel) * u + r.randrange(0, u)
+            task = self.pick_task()
+            self.add(task, d)
+            self.advance(self.now + u * self.wheel)  # one revolution of that level: same index again
+            self.add(self.fresh_task() if r.random() < 0.5 else task, d)
+        elif move == "tie":
+            self.tie()
+        elif move == "touch":
+            cascaded = [t for t in self.far if t in self.pending]
+            if not cascaded:
+                self.timer_move("cascade")
+                return
+            task = r.choice(cascaded)
+            if r.random() < 0.5:  # bring the clock near it first: it has cascaded down by then
+                exp = self.pending[task]
+                self.advance(max(self.now, exp - r.randrange(1, 2 * self.tick * self.wheel + 1)))
+            if task in self.pending and r.random() < 0.5:
+                self.pending.pop(task)
+                self.gone.append(task)
+                self.emit(ops.CancelTask(task))
+            elif task in self.known:
+                self.add(task, self.delay())
+
+    def burst(self) -> None:
+        """Many adds into one window (of level 0 or higher): the bucket's queue bookkeeping."""
+        r = self.r
+        level = r.choice((0, 0, 1, 2))
+        u = self.level_tick(level)
+        first = max(1, self.delay(r.choice(("tick-boundary", "level-boundary", "far"))))
+        window = ((self.now + first) // u) * u
+        n = r.randrange(4, 12 if self.length == "short" else 30)
+        for _ in range(min(n, max(2, self.target - len(self.out)))):
+            task = self.fresh_task() if r.random() < 0.7 or not self.known else r.choice(self.known)
+            self.add(task, window + r.randrange(0, u) - self.now)
+            if r.random() < 0.1:  # the clock creeps forward, not reaching the window
+                self.advance(min(window - 1, self.now + r.randrange(0, self.tick + 1)))
+        if r.random() < 0.5:  # the task count after many links into one bucket
+            self.emit(ops.Size())
+
+    def tie(self) -> None:
+        """Buckets of levels k and k+1 that start at one millisecond ``w2`` (SEMANTICS.md,
+        Ordering, O4): task B goes to level k+1 first (``w2`` is two level-(k+1) windows ahead, out
+        of level k's reach); a filler due just before ``w2`` moves level k's clock next to it; then
+        task A lands in level k's window ``[w2, w2 + tick_k)``.  Other buckets due earlier make the
+        delay queue's heap deep enough for its order to differ from first in, first out; the last
+        advance hands the two over together."""
+        r = self.r
+        k = r.randrange(0, 3)
+        lo, hi = self.level_tick(k), self.level_tick(k + 1)
+        w2 = (self.now // hi + 2) * hi
+        b, a = (self.fresh_task() for _ in range(2))
+        self.add(b, w2 + r.randrange(0, lo) - self.now)
+        fillers = [w2 - lo - self.now] + [r.randrange(1, w2 - self.now) for _ in range(r.randrange(1, 6))]
+        fillers += [r.randrange(w2 - self.now, self.level_tick(k + 2) * 2) for _ in range(r.randrange(0, 4))]
+        r.shuffle(fillers)
+        for d in fillers:
+            self.add(self.fresh_task(), d)
+        self.advance(w2 - lo + r.randrange(0, lo))
+        self.add(a, w2 + r.randrange(0, lo) - self.now)
+        for _ in range(r.randrange(0, 6)):  # buckets due before w2, queued after A and B
+            self.add(self.fresh_task(), r.randrange(1, w2 - self.now + 1))
+        self.advance(w2 + r.randrange(0, 2 * lo))
+
+    # ------------------------------------------------------------------ purgatory moves --------
+    def watch(self, keys: tuple[Any, ...], completable: bool = False, retry: bool = False) -> int:
+        op = self.next_op
+        self.emit(ops.Watch(op, self.delay(), keys, completable, retry))
+        self.watched.append(op)
+        self.watchers.update(keys)
+        self.next_op += 1
+        return op
+
+    def crowd(self) -> None:
+        """Many operations on one key (some also on others), some completed from outside or made
+        completable, then checks of the key: long watcher lists holding completed entries."""
+        r = self.r
+        key = r.choice(self.keys)
+        others = [k for k in self.keys if k != key]
+        crowd = [self.watch((key, *r.sample(others, r.choice((0, 0, 1, 2)) if len(others) >= 2 else 0)))
+                 for _ in range(r.randrange(4, 10 if self.length == "short" else 16))]
+        for op in crowd:
+            c = r.random()
+            if c < 0.25:
+                self.emit(ops.ForceComplete(op))
+            elif c < 0.6:
+                self.emit(ops.SetCompletable(op, True))
+        for _ in range(r.randrange(1, 3)):
+            self.emit(ops.CheckAndComplete(key))
+        if r.random() < 0.6:
+            self.emit(r.choice((ops.Watched(), ops.NumDelayed(), ops.NumDelayed())))
+
+    def purgatory_move(self, move: str) -> None:
+        r = self.r
+        if move == "crowd":
+            self.crowd()
+        elif move == "timer":
+            self.timer_move(r.choice(("add", "cancel", "advance", "size", "cascade")))
+        elif move == "watch" or (not self.watched and move not in ("advance", "observe")):
+            k = r.randrange(1, min(3, len(self.keys)) + 1)
+            completable = r.random() < 0.2
+            # One in ten of the others becomes completable while it is being watched.
+            self.watch(tuple(r.sample(self.keys, k)), completable, not completable and r.random() < 0.1)
+        elif move == "set_completable":
+            self.emit(ops.SetCompletable(r.choice(self.watched), r.random() < 0.85))
+        elif move == "check":
+            busy = [k for k in self.keys if self.watchers[k]]
+            self.emit(ops.CheckAndComplete(r.choice(busy) if busy and r.random() < 0.8 else r.choice(self.keys)))
+        elif move == "cancel_for_key":
+            key = r.choice(self.keys)
+            self.watchers[key] = 0
+            self.emit(ops.CancelForKey(key))
+        elif move == "force_complete":
+            self.emit(ops.ForceComplete(r.choice(self.watched)))
+            if r.random() < 0.3:  # a completed operation's timer entry must be gone
+                self.emit(ops.NumDelayed())
+        elif move == "advance":
+            self.advance(self.advance_target())
+        else:
+            self.emit(r.choice((ops.Watched(), ops.NumDelayed())))
+
+    # ------------------------------------------------------------------ out of range -----------
+    def out_of_range_op(self) -> ops.Op:
+        """A request beyond ``spec/limits.py``; refused, it changes nothing, so the generator's
+        view of the state stays as it is."""
+        r = self.r
+        big = r.choice((1, r.randrange(1, 1000), r.randrange(1, limits.MAX_DELAY_MS)))
+        choices = ["delay", "delay", "time", "id"]
+        if self.kind == "purgatory":
+            choices += ["watch", "watch"]
+        what = r.choice(choices)
+        if what == "delay":
+            task = r.choice(self.known) if self.known and r.random() < 0.5 else r.randrange(0, self.pool + 1)
+            return ops.AddTask(task, r.choice((limits.MAX_DELAY_MS + big, limits.MIN_DELAY_MS - big)))
+        if what == "time":
+            return ops.AdvanceTo(limits.MAX_TIME_MS + big)
+        if what == "id":
+            return ops.AddTask(r.choice((-big, limits.MAX_ID + big)), self.delay())
+        keys = (r.choice(self.keys),)
+        if r.random() < 0.5:
+            return ops.Watch(r.choice((-big, limits.MAX_ID + big)), self.delay(), keys)
+        return ops.Watch(self.next_op + 1000, limits.MAX_DELAY_MS + big, keys)
+
+    # ------------------------------------------------------------------ the schedule -----------
+    def draw(self) -> tuple[Config, list[ops.Op]]:
+        r = self.r
+        cfg = Config(self.tick, self.wheel, self.start, self.purge)
+        bad_at: list[int] = []
+        if r.random() < OUT_OF_RANGE_SHARE:
+            bad_at = sorted(r.randrange(0, self.target) for _ in range(r.randrange(1, 3)))
+        move_fn = self.timer_move if self.kind == "timer" else self.purgatory_move
+        while len(self.out) < self.target:
+            while bad_at and bad_at[0] <= len(self.out):
+                bad_at.pop(0)
+                self.emit(self.out_of_range_op())
+            move_fn(r.choices(self.moves, self.weights)[0])
+        if not any(isinstance(op, ops.AdvanceTo) for op in self.out[-1:]):
+            self.advance(self.now + self.tick * self.wheel**2)  # drain: lost tasks show at an advance
+        return cfg, self.out
 
 
 def generate(kind: str, seed: int) -> tuple[Config, list[ops.Op]]:
     """The schedule for ``(kind, seed)``: a configuration and a list of operations."""
     if kind not in KINDS:
         raise ValueError(f"campaign kind must be one of {KINDS}, got {kind!r}")
-    r = _rng(kind, seed)
-    tick = r.choice((1, 1, 1, 2, 3, 5, 10, 10, 20, 50))
-    wheel = r.choice((2, 3, 4, 5, 8, 20))
-    start = r.choice((0, 0, r.randrange(0, 1000), r.randrange(0, 10**9)))
-    purge = r.choice((0, 1, 2, 3, 5, 1000))
-    cfg = Config(tick, wheel, start, purge)
-    n = r.randrange(1, 31 if kind == "timer" else 36)
-    now = start
-    out: list[ops.Op] = []
-    tasks = r.randrange(1, 7)
-    next_op = 0
-    watched: list[int] = []
-    keys: tuple[Any, ...] = ("a", "b", "c", 1)[: r.randrange(1, 5)]
-    for _ in range(n):
-        c = r.random()
-        if kind == "timer" or c < 0.25:
-            c2 = r.random()
-            if c2 < 0.45:
-                out.append(ops.AddTask(r.randrange(tasks), _delay(r, tick, wheel)))
-            elif c2 < 0.60:
-                out.append(ops.CancelTask(r.randrange(tasks)))
-            elif c2 < 0.92:
-                now = _advance(r, now, tick, wheel)
-                out.append(ops.AdvanceTo(now))
-            else:
-                out.append(ops.Size())
-            continue
-        c = r.random()
-        if c < 0.30 or not watched:
-            k = r.randrange(1, min(3, len(keys)) + 1)
-            chosen = tuple(r.sample(keys, k))
-            completable = r.random() < 0.2
-            # One in ten of the others becomes completable while it is being watched.
-            retry = not completable and r.random() < 0.1
-            out.append(ops.Watch(next_op, _delay(r, tick, wheel), chosen, completable, retry))
-            watched.append(next_op)
-            next_op += 1
-        elif c < 0.45:
-            out.append(ops.SetCompletable(r.choice(watched), r.random() < 0.85))
-        elif c < 0.62:
-            out.append(ops.CheckAndComplete(r.choice(keys)))
-        elif c < 0.67:
-            out.append(ops.CancelForKey(r.choice(keys)))
-        elif c < 0.72:
-            out.append(ops.ForceComplete(r.choice(watched)))
-        elif c < 0.92:
-            now = _advance(r, now, tick, wheel)
-            out.append(ops.AdvanceTo(now))
-        else:
-            out.append(r.choice((ops.Watched(), ops.NumDelayed())))
-    # Cancel of a task never added is a usage error, not a semantics question: keep schedules valid.
-    seen: set[int] = set()
-    valid: list[ops.Op] = []
-    for op in out:
-        if isinstance(op, ops.AddTask):
-            seen.add(op.task)
-        if isinstance(op, ops.CancelTask) and op.task not in seen:
-            continue
-        valid.append(op)
-    if not any(isinstance(op, ops.AdvanceTo) for op in valid[-1:]):
-        valid.append(ops.AdvanceTo(now + tick * wheel**2))  # drain: lost tasks show at an advance
-    return cfg, valid
+    return _Schedule(_rng(kind, seed), kind).draw()
+
+
+def swarm(kind: str, seed: int) -> dict[str, tuple[str, ...]]:
+    """What ``(kind, seed)``'s schedule enabled: its moves, delay regions and advance regions."""
+    s = _Schedule(_rng(kind, seed), kind)
+    return {"moves": tuple(s.moves), "delays": s.delays, "advances": s.advances}
+
+
+def narrow(schedule: list[ops.Op], caps: Capabilities) -> list[ops.Op]:
+    """The schedule as an implementation gets it: without the operations it does not offer (a
+    purgatory-only implementation gets no timer operations) and, if it declares ``ranges:
+    unbounded``, without the out-of-range requests (property ``ranges`` is then not judged)."""
+    out = [op for op in schedule if caps.supports(op)]
+    if caps.ranges == "unbounded":
+        out = [op for op in out if not out_of_range(op)]
+    return out
 
 
 @dataclasses.dataclass
@@ -156,6 +452,8 @@ class SeedOutcome:
     ops: int
     failures: list[Finding]
     counterexample: Scenario | None = None
+    #: the semantic situations the schedule exercised (:mod:`.coverage`), counted on the oracle run
+    coverage: Counter[str] = dataclasses.field(default_factory=Counter)
 
     @property
     def ok(self) -> bool:
@@ -169,8 +467,33 @@ class SeedOutcome:
         return d
 
 
+#: the prefix of a finding judged on a schedule without its out-of-range requests
+WITHOUT_OUT_OF_RANGE = "(judged without the out-of-range requests) "
+
+
+def judge_run(adapter: Any, caps: Capabilities, result: Run, *,
+              coverage: bool = False) -> tuple[list[Finding], Counter[str]]:
+    """The findings of a campaign run, and (if asked) the semantic situations it exercised.
+
+    The range contract is judged apart (property ``ranges``): when the implementation accepted an
+    out-of-range request, the state it then holds is no longer the reference's, so every other
+    property is judged on a fresh run of the schedule without the out-of-range requests (its
+    findings say so).  A timer without range checks thus fails ``ranges`` and only ``ranges``."""
+    from wheelspec.conformance.check.coverage import Probe
+
+    probe = Probe() if coverage else None
+    failures = judge(result, caps, probe=probe)
+    if any(f.prop == "ranges" for f in failures):
+        rest = [s.op for s in result.steps if not out_of_range(s.op)]
+        again = judge(run_ops(adapter, result.config, rest), caps)
+        failures = [f for f in failures if f.prop == "ranges"] + [
+            dataclasses.replace(f, message=WITHOUT_OUT_OF_RANGE + f.message) for f in again]
+    return failures, (probe.counts if probe is not None else Counter())
+
+
 def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op]) -> list[Finding]:
-    return judge(run_ops(adapter, cfg, schedule), caps)
+    """Run ``schedule`` (narrowed to the implementation: :func:`narrow`) and judge it."""
+    return judge_run(adapter, caps, run_ops(adapter, cfg, narrow(schedule, caps)))[0]
 
 
 def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[int], *,
@@ -181,30 +504,49 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
     ``on_run(seed, config, result)`` sees each schedule's run (its ``history``) before judging:
     ``wheelspec check --trace-out`` records it.
 
-    Schedules are narrowed to what the implementation offers: a purgatory-only implementation
-    gets the purgatory schedules without their timer operations (a timer-only one is simply not
-    given ``purgatory`` schedules by the caller)."""
+    Schedules are narrowed to the implementation (:func:`narrow`): a purgatory-only one gets the
+    purgatory schedules without their timer operations (a timer-only one is simply not given
+    ``purgatory`` schedules by the caller); one declaring ``ranges: unbounded`` gets them without
+    their out-of-range requests.
+
+    A schedule the adapter does not answer in time, or during which it dies, fails property
+    ``responds``: its operations up to and including the unanswered one are the failing schedule,
+    shrunk with a fresh adapter per attempt (:func:`.shrink.shrink_liveness`); the adapter starts
+    again for the next seed.  A restart that fails raises :class:`AdapterError` (exit 2)."""
+    from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
     from wheelspec.conformance.check.judge import primary
-    from wheelspec.conformance.check.shrink import shrink_schedule
+    from wheelspec.conformance.check.shrink import liveness_finding, shrink_liveness, shrink_schedule_safely
 
     outcomes = []
     for seed in seeds:
         cfg, schedule = generate(kind, seed)
-        # A purgatory-only implementation gets the purgatory schedules without their timer ops.
-        schedule = [op for op in schedule if caps.supports(op)]
-        result = run_ops(adapter, cfg, schedule)
-        if on_run is not None:
-            on_run(seed, cfg, result)
-        failures = judge(result, caps)
+        schedule = narrow(schedule, caps)
+        try:
+            result = run_ops(adapter, cfg, schedule)
+        except LivenessError as e:  # a hang or crash: a finding of this schedule, not the end of the run
+            if on_run is not None:
+                on_run(seed, cfg, e.run)
+            failing = schedule[: e.step + 1] if e.step is not None else []
+            failures, covered = [liveness_finding(e, schedule)], Counter[str]()
+
+            cfg2, small = cfg, failing
+            if shrink:
+                cfg2, small, failures = shrink_liveness(adapter, caps, cfg, failing, e)
+        else:
+            if on_run is not None:
+                on_run(seed, cfg, result)
+            failures, covered = judge_run(adapter, caps, result, coverage=True)
+            if failures and shrink:
+                cfg2, small, failures = shrink_schedule_safely(adapter, caps, cfg, schedule,
+                                                               primary(failures).prop)
         cx = None
         if failures and shrink:
-            cfg2, small, failures = shrink_schedule(adapter, caps, cfg, schedule, primary(failures).prop)
             cx = Scenario(f"counterexample/{impl_name or 'impl'}/{kind}-{seed}", cfg2, small, [None] * len(small),
                           description=f"shrunk from seed {seed} of the {kind} campaign: {failures[0].message}",
                           source="campaign counterexample",
                           origin={"generator": GENERATORS[kind], "kind": kind, "seed": seed, "impl": impl_name,
                                   "prop": failures[0].prop, "original_ops": len(schedule)})
-        out = SeedOutcome(kind, seed, len(schedule), failures, cx)
+        out = SeedOutcome(kind, seed, len(schedule), failures, cx, covered)
         outcomes.append(out)
         if on_seed is not None:
             on_seed(out)

@@ -18,6 +18,11 @@ in :mod:`wheelspec.spec.properties`, judge ``run``):
      delay <= 0 task runs, so the oracle compares only which requests are refused (a refusal of a
      valid request, or acceptance of one outside wheelspec's ranges, is a failure) and leaves the
      rest to the profile's rules.
+
+   A request outside wheelspec's ranges (:func:`out_of_range`) that the implementation accepts is
+   a finding of its own property, ``ranges``, not of the oracle: the range contract is judged
+   apart from the semantics (``conformance.check.campaign.judge_schedule`` judges the rest of a
+   campaign schedule without those requests).
 3. **Expectations** -- a scenario's per-step expected outcomes (:mod:`.scenarios`).
 """
 
@@ -30,7 +35,8 @@ from typing import Any
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
 from wheelspec.conformance.check.runner import Run, run_ops
 from wheelspec.spec import events as ev
-from wheelspec.spec import ops, properties, show
+from wheelspec.spec import limits, ops, properties, show
+from wheelspec.spec.errors import RangeError
 from wheelspec.spec.findings import Finding
 from wheelspec.spec.profiles import KAFKA, STRICT_GT, Profile, behaviour, profile
 
@@ -54,6 +60,55 @@ def profile_failures(run: Run, prof: Profile) -> list[Finding]:
     return out
 
 
+# ------------------------------------------------------------- not judged ----------------------
+#: operation -> the property that judges its result (declaring it unobservable leaves the result
+#: unjudged: the adapter cannot read it from the implementation)
+RESULT_PROPERTY: dict[type, str] = {
+    ops.CancelTask: "cancel-result", ops.Size: "size", ops.Watch: "watch-result",
+    ops.ForceComplete: "force-result", ops.CheckAndComplete: "check-count",
+    ops.CancelForKey: "cancel-for-key-result", ops.NumDelayed: "num-delayed",
+}
+
+
+def not_judged(caps: Capabilities) -> tuple[str, ...]:
+    """What the reports show as "not judged" for an implementation (``caps.unobservable``, and
+    ``ranges`` for one declaring ``ranges: unbounded``)."""
+    return tuple(caps.unobservable) + (("ranges",) if caps.ranges == "unbounded" else ())
+
+
+def _unobserved_refusal(op: ops.Op, r: Any, unobserved: frozenset[str]) -> bool:
+    """A request refused ``unsupported`` because its result is unobservable (a library without
+    a count answers ``size`` so): nothing to judge."""
+    return (r.error is not None and r.error[0] == "unsupported"
+            and RESULT_PROPERTY.get(type(op)) in unobserved)
+
+
+def owned_steps(run: Run, caps: Capabilities) -> frozenset[int]:
+    """Steps whose outcome is the adapter's, not the implementation's: requests about the inputs
+    the adapter owns (``task-ids``, ``clock`` in ``caps.unobservable``).  ``task-ids``: a task id
+    outside [0, MAX_ID], or a cancel of a task no accepted add named; ``clock``: an advance before
+    the clock or past MAX_TIME_MS.  Their refusal (or acceptance) is not judged."""
+    ids, clock = "task-ids" in caps.unobservable, "clock" in caps.unobservable
+    if not (ids or clock):
+        return frozenset()
+    out: set[int] = set()
+    added: set[int] = set()
+    now = caps.effective(run.config).start_ms
+    for i, step in enumerate(run.steps):
+        op, ok = step.op, step.response.error is None
+        task = getattr(op, "task", None)
+        if ids and task is not None and (not 0 <= task <= limits.MAX_ID
+                                         or (isinstance(op, ops.CancelTask) and task not in added)):
+            out.add(i)
+        elif clock and isinstance(op, ops.AdvanceTo) and (op.time < now or op.time > limits.MAX_TIME_MS):
+            out.add(i)
+        if ok and isinstance(op, ops.AddTask):
+            added.add(op.task)
+        if ok and isinstance(op, ops.AdvanceTo):
+            now = max(now, op.time)
+    return frozenset(out)
+
+
 # ------------------------------------------------------------------ 2. oracle ------------------
 def oracle_mode(caps: Capabilities) -> str:
     """``exact`` | ``multiset`` | ``refusals``: how the oracle comparison works (module doc)."""
@@ -64,23 +119,56 @@ def oracle_mode(caps: Capabilities) -> str:
     return "refusals"
 
 
-def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op]) -> Run:
+def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op], probe: Any = None) -> Run:
+    """The operations run on the reference (configured as :func:`oracle_mode` says).  ``probe``
+    (a :class:`~.coverage.Probe`) watches the reference's internal state around each request:
+    the semantic coverage report is measured on this run."""
     from wheelspec.conformance.adapters import reference_adapter
 
     mode = oracle_mode(caps)
     ref = reference_adapter(STRICT_GT if mode == "multiset" else KAFKA)
     eff = caps.effective(config)
+    driven: Any = ref if probe is None else probe.wrap(ref)
     try:
-        return run_ops(ref, eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval), operations)
+        return run_ops(driven, eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval), operations)
     finally:
         ref.close()
 
 
-def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Finding]:
-    """The first request where ``run`` and the oracle disagree (later ones follow from it)."""
+def out_of_range(op: ops.Op) -> bool:
+    """Is ``op`` outside wheelspec's ranges (``spec/limits.py``: a delay, a clock reading, a task or
+    operation id, an int watch key)?  Such a request must be refused (property ``ranges``)."""
+    try:
+        if isinstance(op, ops.AddTask):
+            limits.check_range("task id", op.task, 0, limits.MAX_ID)
+            limits.check_delay(op.delay)
+        elif isinstance(op, ops.Watch):
+            limits.check_range("op id", op.op, 0, limits.MAX_ID)
+            limits.check_delay(op.delay)
+            for k in op.keys:
+                if isinstance(k, int) and not isinstance(k, bool):
+                    limits.check_key(k)
+        elif isinstance(op, ops.AdvanceTo):
+            limits.check_time("time", op.time)
+    except RangeError:
+        return True
+    return False
+
+
+def oracle_failures(run: Run, oracle: Run, mode: str, *, skip: frozenset[int] = frozenset(),
+                    unobserved: frozenset[str] = frozenset()) -> list[Finding]:
+    """The first request where ``run`` and the oracle disagree (later ones follow from it).
+    Steps in ``skip`` (:func:`owned_steps`) and results of :data:`RESULT_PROPERTY` in
+    ``unobserved`` are not compared."""
     for i, (got, want) in enumerate(zip(run.steps, oracle.steps)):
         g, w = got.response, want.response
+        if i in skip or _unobserved_refusal(got.op, g, unobserved):
+            continue
         if (g.error is None) != (w.error is None):
+            if g.error is None and out_of_range(got.op):
+                return [Finding.at_step("ranges", i, f"{show.step(i, got.op)} is outside wheelspec's ranges but was "
+                                                     f"accepted ({show.response(g)}); the reference refuses it: "
+                                                     f"{show.response(w)}")]
             if w.error is None:
                 return [Finding.at_step("refused-valid", i, f"{show.step(i, got.op)} was refused ({show.response(g)}); "
                                                             f"the reference accepts it: {show.response(w)}")]
@@ -88,10 +176,11 @@ def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Finding]:
                                                            f"the reference refuses it: {show.response(w)}")]
         if g.error is not None or mode == "refusals":
             continue
+        same_result = g.result == w.result or RESULT_PROPERTY.get(type(got.op)) in unobserved
         if mode == "exact":
-            same = g.events == w.events and g.result == w.result and g.now == w.now
+            same = g.events == w.events and same_result and g.now == w.now
         else:
-            same = (Counter(g.events) == Counter(w.events) and g.result == w.result and g.now == w.now)
+            same = Counter(g.events) == Counter(w.events) and same_result and g.now == w.now
         if not same:
             what = "events differ from" if mode == "exact" else "events (as a multiset) differ from"
             return [Finding.at_step("oracle", i, f"{show.step(i, got.op)}: {what} the reference's: got "
@@ -103,17 +192,25 @@ def oracle_failures(run: Run, oracle: Run, mode: str) -> list[Finding]:
 EXPECT_KEYS = ("result", "error", "fired", "fired_set", "completed", "expired", "purged", "now")
 
 
-def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None]) -> list[Finding]:
-    """Check per-step expectations (see :mod:`.scenarios` for the keys)."""
+def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None], *,
+                         skip: frozenset[int] = frozenset(),
+                         unobserved: frozenset[str] = frozenset()) -> list[Finding]:
+    """Check per-step expectations (see :mod:`.scenarios` for the keys); steps in ``skip`` and
+    results of :data:`RESULT_PROPERTY` in ``unobserved`` are not judged."""
     out: list[Finding] = []
     for i, (step, exp) in enumerate(zip(run.steps, expects)):
-        if not exp:
+        if not exp or i in skip or _unobserved_refusal(step.op, step.response, unobserved):
             continue
+        if RESULT_PROPERTY.get(type(step.op)) in unobserved:
+            exp = {k: v for k, v in exp.items() if k != "result"}
         r = step.response
         where = show.step(i, step.op)
         if "error" in exp:
             want = exp["error"]
-            if r.error is None or (want is not True and r.error[0] != want):
+            if r.error is None and out_of_range(step.op):  # the range contract is its own property
+                out.append(Finding.at_step("ranges", i, f"{where}: outside wheelspec's ranges, expected an error "
+                                                        f"{want!r}, got {show.response(r)}"))
+            elif r.error is None or (want is not True and r.error[0] != want):
                 out.append(Finding.at_step("expected", i,
                                            f"{where}: expected an error {want!r}, got {show.response(r)}"))
             continue
@@ -143,16 +240,21 @@ def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None]) -> 
 
 # ------------------------------------------------------------------ together -------------------
 def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | None] | None = None,
-          oracle: Run | None = None) -> list[Finding]:
-    """All findings for ``run``: profile, oracle (computed if not given), expectations."""
+          oracle: Run | None = None, probe: Any = None) -> list[Finding]:
+    """All findings for ``run``: profile, oracle (computed if not given, watched by ``probe``),
+    expectations."""
     prof = claimed_profile(caps, run.config)
+    unobserved = frozenset(not_judged(caps))
+    skip = owned_steps(run, caps)
     failures = profile_failures(run, prof)
     if oracle is None:
-        oracle = oracle_run(caps, run.config, [s.op for s in run.steps])
-    failures += oracle_failures(run, oracle, oracle_mode(caps))
+        oracle = oracle_run(caps, run.config, [s.op for s in run.steps], probe)
+    failures += oracle_failures(run, oracle, oracle_mode(caps), skip=skip, unobserved=unobserved)
     if expects is not None:
-        failures += expectation_failures(run, expects)
-    return failures
+        failures += expectation_failures(run, expects, skip=skip, unobserved=unobserved)
+    # what the adapter cannot observe is "not judged": never a failure, and never a pass either
+    # (the reports list caps.unobservable as not judged)
+    return [f for f in failures if f.prop not in unobserved]
 
 
 Judge = Callable[[Run], list[Finding]]

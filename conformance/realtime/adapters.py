@@ -105,7 +105,9 @@ class SubprocessRealtimeAdapter:
 class AsyncioRealtimeAdapter:
     """A live asyncio loop (this platform's monotonic clock): the schedule's operations are run
     by a coroutine that sleeps until each one's moment; tasks are ``loop.call_later`` callbacks.
-    Single-threaded, as asyncio programs are, so an operation and a fire never race."""
+    Single-threaded, as asyncio programs are, so an operation and a fire never race.  A cancel's
+    result is asyncio's state of the handle (:func:`~wheelspec.conformance.adapters.asyncio_loop.cancel_pending`),
+    a size the loop's live timers: never this adapter's bookkeeping."""
 
     profile = "strict"
     resolution_ms = 1
@@ -120,6 +122,8 @@ class AsyncioRealtimeAdapter:
         import asyncio
         import time
 
+        from wheelspec.conformance.adapters.asyncio_loop import cancel_pending
+
         op_us: list[int] = []
         results: list[Any] = []
         fires: list[tuple[int, int, int]] = []
@@ -131,11 +135,11 @@ class AsyncioRealtimeAdapter:
             def us() -> int:
                 return (time.monotonic_ns() - t0) // 1000
 
-            live: dict[int, tuple[int, asyncio.TimerHandle]] = {}
+            # task -> handle of its latest schedule: translates ids, never answers a judged value
+            latest: dict[int, asyncio.TimerHandle] = {}
 
             def on_fire(t: int, s: int) -> None:
                 fires.append((t, s, us()))
-                live.pop(t, None)
 
             seq = 0
             for op in schedule.ops:
@@ -143,29 +147,24 @@ class AsyncioRealtimeAdapter:
                 if wait > 0:
                     await asyncio.sleep(wait)
                 if op["kind"] == "add":
-                    old = live.pop(op["task"], None)
-                    res = None
-                    if old is not None:  # asyncio's cancel returns nothing: pending = not yet run
-                        res = (not old[1].cancelled()
-                               and old[1] in loop._scheduled)  # type: ignore[attr-defined]  # asyncio's private heap
-                        old[1].cancel()
+                    old = latest.get(op["task"])
+                    # asyncio's cancel returns nothing: its answer is read from its state of the handle
+                    res = None if old is None else cancel_pending(loop, old)
                     s, task = seq, op["task"]
                     seq += 1
                     op_us.append(us())
                     delay = min(op["delay"], 10**9) / 1000  # asyncio accepts any float; keep it finite
-                    h = loop.call_later(delay, on_fire, task, s)
-                    live[task] = (s, h)
+                    latest[task] = loop.call_later(delay, on_fire, task, s)
                     results.append(res)
                 elif op["kind"] == "cancel":
                     op_us.append(us())
-                    entry = live.pop(op["task"], None)
-                    ok = entry is not None and not entry[1].cancelled()
-                    if entry is not None:
-                        entry[1].cancel()
-                    results.append(ok)
+                    h = latest.get(op["task"])
+                    results.append(False if h is None else cancel_pending(loop, h))
                 else:
                     op_us.append(us())
-                    results.append(len(live))
+                    # the loop's own pending timers (its heap holds cancelled handles until they
+                    # reach the head: count the live ones)
+                    results.append(sum(not h.cancelled() for h in loop._scheduled))  # type: ignore[attr-defined]
             wait = t0 / 1e9 + schedule.run_ms / 1000 - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)

@@ -13,5 +13,6 @@ module                what it owns
 :mod:`.html_report`   the self-contained HTML report with its plots
 :mod:`.spark_session` one configured SparkSession (local by default, a cluster by ``--master``)
 :mod:`.spark_campaign` random campaigns split into seed ranges run as Spark tasks, resumable
+:mod:`.campaign_store` a campaign's output folder: its manifest (what it judged), file names, ``--fresh``
 ===================== ==========================================================================
 """

@@ -6,7 +6,9 @@ implementation, calling the runner's :func:`~.campaign.run_seed_range` (generati
 shrinking are the runner's; this module only distributes them).  Each range writes its own
 verdict file ``verdicts/<kind>/range-<lo>-<hi>.parquet`` atomically (write, then rename), so:
 
-* **resumable**: a rerun skips every range whose file exists;
+* **resumable**: a rerun skips every range whose file exists -- sound because the output folder's
+  manifest (:mod:`.campaign_store`) proves the files judged the same implementation with the same
+  generators and parameters;
 * **deterministic whatever the partitioning**: a seed's verdict is a pure function of
   (implementation, kind, seed) -- the schedule generator and the shrinker are deterministic -- and
   every summary is computed from the verdict rows sorted by seed, so ``--chunk`` and the number of
@@ -15,29 +17,40 @@ verdict file ``verdicts/<kind>/range-<lo>-<hi>.parquet`` atomically (write, then
 Engines: ``spark`` (``sparkContext.parallelize(ranges).map(run_range)``: a few Spark tasks per
 core, each running several ranges, Python workers on every core of ``local[*]`` or of a cluster;
 the output directory must then be on a file system every executor sees) and ``local`` (a
-``multiprocessing`` pool).
+``multiprocessing`` pool fed one range at a time).
+
+:func:`run_tasks` applies the failure budget per kind (:class:`Budget`) and survives an
+interruption: it stops the workers and returns what finished, every finished range being on disk.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import queue
+import signal
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-VERDICT_DIR = "verdicts"
-#: Spark tasks per core of the campaign job (dynamic balance vs per-task overhead)
+from wheelspec.conformance.traces.campaign_store import CX_DIR, TRACE_DIR, VERDICT_DIR, range_name, safe_name
+
+#: Spark tasks per core of a campaign job (dynamic balance vs per-task overhead)
 TASKS_PER_CORE = 4
-CX_DIR = "counterexamples"
+#: with a failure budget, Spark runs the ranges in jobs ("waves") of this many ranges per Spark
+#: task, checking the budget between jobs (a running job cannot be told to stop scheduling)
+RANGES_PER_TASK_PER_WAVE = 4
 
+__all__ = ["Budget", "CX_DIR", "RunOutcome", "TASKS_PER_CORE", "VERDICT_DIR", "collect_verdicts", "execute",
+           "failed_seeds_done", "failure_classes", "failure_classes_spark", "pending_tasks", "range_file",
+           "run_range", "run_tasks", "split"]
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "impl"
+_safe = safe_name
 
 
 def range_file(out: str | Path, kind: str, lo: int, hi: int) -> Path:
-    return Path(out) / VERDICT_DIR / kind / f"range-{lo:012d}-{hi:012d}.parquet"
+    return Path(out) / VERDICT_DIR / kind / range_name(lo, hi)
 
 
 def split(start: int, count: int, chunk: int) -> list[tuple[int, int]]:
@@ -45,9 +58,15 @@ def split(start: int, count: int, chunk: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + chunk, start + count)) for lo in range(start, start + count, chunk)]
 
 
+def _tmp(target: Path) -> Path:
+    """The temporary a file is written to before its atomic rename (a name the store owns)."""
+    return target.with_name(f"{target.name}.tmp{os.getpid()}")
+
+
 def run_range(task: dict[str, Any]) -> dict[str, Any]:
     """Run, judge and (on failure) shrink the schedules of one seed range; write its verdicts.
-    ``task``: impl, kind, lo, hi, out, shrink (bool), trace (bool).  Pure in its results."""
+    ``task``: impl, kind, lo, hi, out, shrink (bool), trace (bool).  Pure in its results; every
+    file it writes appears complete or not at all (written, then renamed), the verdict file last."""
     import pyarrow.parquet as pq
 
     from wheelspec.conformance.adapters import resolve
@@ -61,8 +80,9 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
         caps = adapter.hello().capabilities
         tw = None
         on_run = None
+        trace_target = out / TRACE_DIR / kind / range_name(lo, hi)
         if task.get("trace"):
-            tw = TraceWriter(out / "traces" / kind / f"range-{lo:012d}-{hi:012d}.parquet")
+            tw = TraceWriter(_tmp(trace_target))
 
             def on_run(seed: int, cfg: Any, result: Any) -> None:
                 # Each schedule's own run, recorded as it is judged (not executed a second time).
@@ -73,6 +93,8 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
         finally:
             if tw is not None:
                 tw.close()
+        if tw is not None:
+            os.replace(tw.path, trace_target)
         rows = []
         for o in outcomes:
             run = f"{impl}/{kind}/{o.seed}"
@@ -83,7 +105,10 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
             cx_path, shape, cx_prop = None, None, None
             if o.counterexample is not None:
                 p = out / CX_DIR / _safe(impl) / f"{kind}-{o.seed}.json"
-                o.counterexample.save(p)
+                p.parent.mkdir(parents=True, exist_ok=True)
+                tmp = _tmp(p)
+                tmp.write_text(o.counterexample.dumps())
+                os.replace(tmp, p)
                 cx_path = str(p.relative_to(out))
                 shape = ",".join(op.kind for op in o.counterexample.ops)
                 cx_prop = (o.counterexample.origin or {}).get("prop")
@@ -101,7 +126,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
     table = verdicts_table(rows)
     target = range_file(out, kind, lo, hi)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".tmp{os.getpid()}")
+    tmp = _tmp(target)
     pq.write_table(table, tmp)
     os.replace(tmp, target)          # atomic: a range file exists only when complete
     return {"kind": kind, "lo": lo, "hi": hi, "schedules": len(outcomes), "ops": sum(o.ops for o in outcomes),
@@ -122,33 +147,185 @@ def pending_tasks(impl: str, kinds: Iterable[str], start: int, count: int, chunk
     return tasks, skipped
 
 
+def failed_seeds_done(out: str | Path, kinds: Iterable[str], start: int, count: int, chunk: int) -> dict[str, int]:
+    """Failing seeds per kind in the ranges already done (what a resumed budget starts from)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    failed = {}
+    for kind in kinds:
+        n = 0
+        for lo, hi in split(start, count, chunk):
+            p = range_file(out, kind, lo, hi)
+            if p.exists():
+                t = pq.read_table(p, columns=["seed", "passed"])
+                n += len(pc.unique(t.filter(pc.invert(t.column("passed"))).column("seed")))
+        failed[kind] = n
+    return failed
+
+
+@dataclasses.dataclass
+class Budget:
+    """The failure budget of a campaign, per kind (``--max-failures``).
+
+    Ranges are handed out in seed order; a kind's failures are the failing seeds of its finished
+    ranges (those done before a resume included).  Once they reach ``limit``, no further range of
+    that kind is started; ranges already running finish and are kept, so a kind may end with more
+    than ``limit`` failures.  A range not started has no file: a later run (with a larger limit)
+    runs it.  ``limit`` None: no budget."""
+
+    limit: int | None
+    failed: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def spent(self, kind: str) -> bool:
+        return self.limit is not None and self.failed.get(kind, 0) >= self.limit
+
+    def record(self, result: dict[str, Any]) -> None:
+        self.failed[result["kind"]] = self.failed.get(result["kind"], 0) + int(result["failed"])
+
+
+@dataclasses.dataclass
+class RunOutcome:
+    """What :func:`run_tasks` did: the finished ranges' results, the tasks never started because
+    their kind's budget was spent, and the interruption that ended the run early, if any."""
+
+    done: list[dict[str, Any]]
+    not_run: list[dict[str, Any]]
+    interrupted: BaseException | None = None
+
+
+def _order(tasks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Seed order, kinds interleaved: every kind progresses, and a budget stops at its lowest seeds.
+    return sorted(tasks, key=lambda t: (t["lo"], t["kind"]))
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group: the driver alone handles it (it stops the pool), so a
+    # worker ignores it -- with a handler, not SIG_IGN, which would be inherited by the subprocess
+    # adapters it starts.  SIGTERM (how the pool stops workers) keeps its default, whatever handler
+    # the driver had when it forked.
+    signal.signal(signal.SIGINT, lambda *_: None)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def run_tasks(tasks: list[dict[str, Any]], *, engine: str, workers: int | None = None, spark: Any = None,
+              master: str | None = None, budget: Budget | None = None) -> RunOutcome:
+    """Run the tasks on Spark or a local process pool under ``budget``.  A KeyboardInterrupt
+    (Ctrl-C, or the SIGTERM handler's subclass of it) stops the workers; the outcome then holds
+    the ranges that finished and the interruption."""
+    budget = budget or Budget(None)
+    order = _order(tasks)
+    done: list[dict[str, Any]] = []
+    not_run: list[dict[str, Any]] = []
+    try:
+        if engine == "spark":
+            _run_spark(order, done, not_run, budget, spark, master)
+        elif engine == "local":
+            n = workers or os.cpu_count() or 1
+            if n == 1:
+                for t in order:
+                    if budget.spent(t["kind"]):
+                        not_run.append(t)
+                        continue
+                    r = run_range(t)
+                    done.append(r)
+                    budget.record(r)
+            else:
+                _run_pool(order, done, not_run, budget, n)
+        else:
+            raise ValueError(f"engine must be spark or local, got {engine!r}")
+    except KeyboardInterrupt as e:
+        return RunOutcome(done, not_run, e)
+    return RunOutcome(done, not_run)
+
+
+def _run_pool(order: list[dict[str, Any]], done: list[dict[str, Any]], not_run: list[dict[str, Any]],
+              budget: Budget, n: int) -> None:
+    """At most ``n`` ranges in flight, the next handed out when one finishes, so that a spent
+    budget stops its kind within one range per worker."""
+    import multiprocessing as mp
+
+    results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    pool = mp.get_context("fork").Pool(n, initializer=_worker_init)
+    try:
+        pending = list(reversed(order))
+        running = 0
+        while pending or running:
+            while pending and running < n:
+                t = pending.pop()
+                if budget.spent(t["kind"]):
+                    not_run.append(t)
+                    continue
+                pool.apply_async(run_range, (t,), callback=results.put,
+                                 error_callback=lambda e: results.put(_Failed(e)))
+                running += 1
+            if not running:
+                break
+            while True:
+                try:  # a timed wait, so that Ctrl-C is seen at once
+                    r = results.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    continue
+            running -= 1
+            if isinstance(r, _Failed):
+                raise r.error
+            done.append(r)
+            budget.record(r)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
+@dataclasses.dataclass
+class _Failed:
+    error: BaseException
+
+
+def _run_spark(order: list[dict[str, Any]], done: list[dict[str, Any]], not_run: list[dict[str, Any]],
+               budget: Budget, spark: Any, master: str | None) -> None:
+    from wheelspec.conformance.traces.spark_session import get_session
+
+    if not order:
+        return
+    spark = spark or get_session(master, app="wheelspec-campaign")
+    sc = spark.sparkContext
+    # A few Spark tasks per core, each running several ranges in one Python worker: every Spark
+    # task costs the JVM about 50 ms of CPU and a scheduling round trip, which on a small machine
+    # competes with the workers (one task per 100-seed range cost local[2] ~15% of its time).
+    # Ranges stay the unit of output and of resume; kinds are interleaved so every slice gets
+    # a similar mix of cheap and costly schedules.  Without a budget, one job; with one, jobs of a
+    # few ranges per task, the budget checked between them.
+    slices = max(1, sc.defaultParallelism) * TASKS_PER_CORE
+    wave = len(order) if budget.limit is None else slices * RANGES_PER_TASK_PER_WAVE
+    rest = order
+    while rest:
+        now = [t for t in rest[:wave] if not budget.spent(t["kind"])]
+        not_run += [t for t in rest[:wave] if budget.spent(t["kind"])]
+        rest = rest[wave:]
+        if not now:
+            continue
+        try:
+            results = sc.parallelize(now, min(len(now), slices)).map(run_range).collect()
+        except KeyboardInterrupt:
+            # PySpark cancels the job itself on SIGINT, not on SIGTERM: stop the executors' work.
+            sc.cancelAllJobs()
+            raise
+        for r in results:
+            done.append(r)
+            budget.record(r)
+
+
 def execute(tasks: list[dict[str, Any]], *, engine: str, workers: int | None = None, spark: Any = None,
             master: str | None = None) -> list[dict[str, Any]]:
-    """Run the tasks on Spark (one task per range) or on a local process pool."""
-    if not tasks:
-        return []
-    if engine == "spark":
-        from wheelspec.conformance.traces.spark_session import get_session
-
-        spark = spark or get_session(master, app="wheelspec-campaign")
-        sc = spark.sparkContext
-        # A few Spark tasks per core, each running several ranges in one Python worker: every Spark
-        # task costs the JVM about 50 ms of CPU and a scheduling round trip, which on a small machine
-        # competes with the workers (one task per 100-seed range cost local[2] ~15% of its time).
-        # Ranges stay the unit of output and of resume; kinds are interleaved so every slice gets
-        # a similar mix of cheap and costly schedules.
-        order = sorted(tasks, key=lambda t: (t["lo"], t["kind"]))
-        slices = min(len(order), max(1, sc.defaultParallelism) * TASKS_PER_CORE)
-        return sc.parallelize(order, slices).map(run_range).collect()
-    if engine == "local":
-        import multiprocessing as mp
-
-        n = workers or os.cpu_count() or 1
-        if n == 1:
-            return [run_range(t) for t in tasks]
-        with mp.get_context("fork").Pool(n) as pool:
-            return pool.map(run_range, tasks, chunksize=1)
-    raise ValueError(f"engine must be spark or local, got {engine!r}")
+    """Run every task (no budget) on Spark or a local process pool; the results of the ranges."""
+    outcome = run_tasks(tasks, engine=engine, workers=workers, spark=spark, master=master)
+    if outcome.interrupted is not None:
+        raise outcome.interrupted
+    return outcome.done
 
 
 def collect_verdicts(out: str | Path, kinds: Iterable[str], start: int, count: int, chunk: int) -> Any:

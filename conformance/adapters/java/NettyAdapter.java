@@ -17,6 +17,8 @@
 // stamp + delay would really be early. "seq" numbers the adds of the run (0, 1, ...): a fire
 // names the add that scheduled it, so a superseded or cancelled schedule firing is visible.
 // Re-adding a task id that is scheduled cancels its Timeout first (Kafka's entry replacement).
+// Every judged value is Netty's: a cancel's result is Timeout.cancel(), a size pendingTimeouts(),
+// a fire's time is stamped inside Netty's callback; the adapter's map only translates task ids.
 // Diagnostics go to stderr; stdout carries protocol lines only.
 
 import io.netty.util.HashedWheelTimer;
@@ -119,7 +121,9 @@ public class NettyAdapter {
                 Timeout to = timer.newTimeout(x -> fires.add(new long[]{tk, s, System.nanoTime()}), delay, TimeUnit.MILLISECONDS);
                 live.put(task, to);
             } else if ("cancel".equals(kind)) {
-                Timeout to = live.remove(num(op.get("task")));
+                // Netty's own answer, also for a second cancel (Timeout.cancel() is false once the
+                // timeout ran or was cancelled); "live" only translates task ids into Timeouts
+                Timeout to = live.get(num(op.get("task")));
                 result = to != null && to.cancel() ? "true" : "false";
             } else if ("size".equals(kind)) {
                 result = Long.toString(timer.pendingTimeouts());
