@@ -12,6 +12,7 @@ module                    what it is
 :mod:`.drivers`           one adapter per implementation that runs a workload's phases
 :mod:`.measure`           timing, bytes per pending timer, JIT compile time, machine facts
 :mod:`.report`            the rich table, Markdown, JSON and the optional plot
+:mod:`.power`             the conformance runner's power against broken timers (docs/POWER.md)
 ========================  =====================================================================
 
 Nothing here is imported by ``wheelspec`` itself; the command-line entry point is

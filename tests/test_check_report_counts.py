@@ -114,10 +114,11 @@ def test_adapter_text_reaches_junit_and_terminal_without_control_characters_or_m
     assert b"\x00" not in raw and b"\x1b" not in raw
     for stream in (cap.out, cap.err):
         assert "\x00" not in stream and "\x1b" not in stream and "\x07" not in stream
-        assert "boom\\x00 here" in stream
-    # Markup and emoji codes from the adapter print as written.
-    assert "[red]no[/red]" in cap.out and ":thumbs_up:" in cap.out and "[bold]x[/bold]" in cap.out
-    assert "\N{THUMBS UP SIGN}" not in cap.out
+    # The error is printed once, on stderr (the table shows ERROR); markup and emoji codes from
+    # the adapter print as written.
+    assert "boom\\x00 here" in cap.err and "boom" not in cap.out
+    assert "[red]no[/red]" in cap.err and ":thumbs_up:" in cap.out and "[bold]x[/bold]" in cap.out
+    assert "\N{THUMBS UP SIGN}" not in cap.out + cap.err
     # The JSON keeps the adapter's text as it was (JSON escapes it).
     assert "\x00" in doc["implementations"][0]["error"]
 
