@@ -66,6 +66,8 @@ class ArrayPurgatory:
         capacity = self.timer.capacity
         self.P = np.zeros(PK.P_LEN, np.int64)
         self.opt = np.zeros((capacity, 3), np.int8)
+        #: each operation's timeout (Kafka's final ``delayMs``), which a resubmit re-times it with
+        self.odelay = np.zeros(capacity, np.int64)
         self.kt = np.full((16, 3), -1, np.int64)
         self.kt[:, PK.K_LEN] = 0
         self.we = np.zeros((0, 2), np.int64)
@@ -88,6 +90,7 @@ class ArrayPurgatory:
         self.timer.reserve(capacity)
         if self.timer.capacity > self.opt.shape[0]:
             self.opt = L.grow_rows(self.opt, self.timer.capacity, 0)
+            self.odelay = L.grow_rows(self.odelay, self.timer.capacity, 0)
 
     def key_id(self, key: Key) -> int:
         """The dense id of a watch key (allocated on first use)."""
@@ -152,6 +155,7 @@ class ArrayPurgatory:
         r = None if completes_on_retry is None else _flags("completes_on_retry", completes_on_retry, n)
         if top > self.opt.shape[0]:
             self.reserve(top)
+        self.odelay[ops_a] = d
         if c is not None:
             self.opt[ops_a, PK.O_COMPLETABLE] = c
         if r is not None:
@@ -172,6 +176,69 @@ class ArrayPurgatory:
             self._expire(fired)
         self._after()
         return results, self._take_log()
+
+    def resubmit(self, op: int, key_ids: object) -> tuple[bool, tuple[np.ndarray, np.ndarray]]:
+        """``tryCompleteElseWatch`` of operation ``op``, watched before, in whatever state it is
+        (SEMANTICS.md, "Resubmit"), on the key ids ``key_ids``.  Returns ``(result, completions)``.
+        A per-operation call (no batch form): the batch kernels stay as they are.
+
+        A completed operation: both tries lose (its ``forceComplete`` finds the flag set), no key
+        lists it again (current Kafka skips the keys of a completed operation), ``estimated``
+        still counts the call, no timer entry.  Otherwise the steps of a first watch
+        (:func:`~.purgatory_kernels.watch_range`, which takes any uncompleted operation); if a try
+        completes it, its timer entry is cancelled (``forceComplete``), else it is re-timed from
+        now with its own timeout, the new entry replacing the old."""
+        ops_a = self._known_ops([op])
+        kstart, kids = self._key_rows([key_ids], 1)
+        row = int(ops_a[0])
+        if self.opt[row, PK.O_DONE]:
+            self.P[PK.P_EST] += 1
+            self._after()
+            return False, self._take_log()
+        self._room_entries(kids.shape[0])
+        self._room_log(2)
+        tout = np.empty(1, np.int64)
+        m = self._PK.watch_range(self.P, self.opt, self.kt, self.we, self.lg, ops_a, kstart, kids, tout)
+        if self.debug:
+            self._check_error()
+        result = bool(self.opt[row, PK.O_DONE])
+        if result:
+            self.timer.cancel(row)
+        elif m:
+            fired, _ = self._timer_add(ops_a, self.odelay[ops_a])
+            self._expire(fired)
+        self._after()
+        return result, self._take_log()
+
+    def planned_check(self, key_id: int) -> list[tuple[int, bool]]:
+        """The ``tryComplete`` calls ``checkAndComplete(key_id)`` is about to make, as ``(op,
+        result)`` in walk order: one per listed occurrence of an operation not completed (before
+        or earlier in this walk), true iff it is completable.  Reads the lists, changes nothing
+        (for :class:`~.simulation.Simulation`'s ``TryComplete`` events; the kernel does the walk)."""
+        kid = check_range("key id", key_id, 0, self.num_keys - 1)
+        out: list[tuple[int, bool]] = []
+        done: set[int] = set()
+        e = int(self.kt[kid, PK.K_HEAD])
+        for _ in range(int(self.kt[kid, PK.K_LEN])):
+            op = int(self.we[e, PK.W_OP])
+            e = int(self.we[e, PK.W_NEXT])
+            if self.opt[op, PK.O_DONE] or op in done:
+                continue
+            won = bool(self.opt[op, PK.O_COMPLETABLE])
+            out.append((op, won))
+            if won:
+                done.add(op)
+        return out
+
+    def planned_tries(self, op: int) -> list[bool]:
+        """The results of the ``tryComplete`` calls ``tryCompleteElseWatch`` of operation ``op`` is
+        about to make (``safeTryCompleteOrElse``): a completed op loses both; a completable one
+        wins the first; a ``RETRY`` one loses the first and wins the second; any other loses both."""
+        row = check_range("op id", op, 0, self.opt.shape[0] - 1)
+        c = int(self.opt[row, PK.O_COMPLETABLE])
+        if self.opt[row, PK.O_DONE] or c == 0:
+            return [False, False]
+        return [True] if c == 1 else [False, True]
 
     def set_completable_many(self, ops: object, values: object = True) -> None:
         """Make ``tryComplete`` of these operations succeed (or fail) from now on.  ``values``: one

@@ -74,7 +74,7 @@ class Simulation:
 
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
                  purge_interval: int = 1000, profile: str = KAFKA, debug: bool | None = None,
-                 mock_size: str = MOCK_SIZE_QUEUE) -> None:
+                 mock_size: str = MOCK_SIZE_QUEUE, try_complete_events: bool = False) -> None:
         if profile not in PROFILES and profile in PROFILE_NAMES and behaviour(profile).kafka_class is not None:
             # another Kafka class's contract: the reference models it
             raise NotImplementedError(f"the optimized engine implements profiles {PROFILES} only; "
@@ -87,6 +87,9 @@ class Simulation:
         self.tick_ms = check_tick(tick_ms)
         self.wheel_size = check_wheel_size(wheel_size)
         self.mock_size = check_mock_size_rule(mock_size)
+        #: record each tryComplete call as a TryComplete event, as the reference does (computed
+        #: here from the state before each call; the batch kernels are not involved)
+        self.try_complete_events = check_flag("try_complete_events", try_complete_events)
         self.history = History()
         self.timer: ArrayTimer | ArrayMockTimer
         if behaviour(profile).kafka_class == "MockTimer":
@@ -122,7 +125,9 @@ class Simulation:
         task_id = check_range("task id", task_id, 0, MAX_ID)
         row = self._tasks.get(task_id)
         if row is None:
-            raise KeyError(f"cancel: unknown task id {task_id}")
+            # Kafka's TimerTask.cancel() on a task never added: no entry, nothing happens.
+            self.history(ev.Cancel(self.now, task_id, False))
+            return False
         pending = self.timer.cancel(row)
         self.history(ev.Cancel(self.now, task_id, pending))
         return pending
@@ -158,9 +163,28 @@ class Simulation:
         kids = [[self.purgatory.key_id(k) for k in keys]]
         results, completions = self.purgatory.watch_many([row], [delay_ms], kids, [completable],
                                                          completes_on_retry=[completes_on_retry])
-        self._completions(completions)
+        if self.try_complete_events:
+            plan = [True] if completable else [False, completes_on_retry]
+            self._tried([(row, r) for r in plan], completions)
+        else:
+            self._completions(completions)
         result = bool(results[0])
         self.history(ev.TryCompleteElseWatch(self.now, op_id, delay_ms, keys, result))
+        return result
+
+    def resubmit(self, op_id: int, keys: list[Key] | tuple[Key, ...]) -> bool:
+        """``tryCompleteElseWatch`` of operation ``op_id`` again, whatever its state (as the
+        reference's ``resubmit``; SEMANTICS.md, "Resubmit")."""
+        row = self._op("resubmit", op_id)
+        keys = check_keys(keys)
+        kids = [self.purgatory.key_id(k) for k in keys]
+        plan = self.purgatory.planned_tries(row) if self.try_complete_events else None
+        result, completions = self.purgatory.resubmit(row, kids)
+        if plan is not None:
+            self._tried([(row, r) for r in plan], completions)
+        else:
+            self._completions(completions)
+        self.history(ev.Resubmit(self.now, op_id, keys, result))
         return result
 
     def _op(self, what: str, op_id: int) -> int:
@@ -180,8 +204,12 @@ class Simulation:
         kid = self.purgatory._keys.get(key)
         n = 0
         if kid is not None:
+            plan = self.purgatory.planned_check(kid) if self.try_complete_events else None
             counts, completions = self.purgatory.check_many([kid])
-            self._completions(completions)
+            if plan is not None:
+                self._tried(plan, completions)
+            else:
+                self._completions(completions)
             n = int(counts[0])
         self.history(ev.CheckAndComplete(self.now, key, n))
         return n
@@ -229,6 +257,24 @@ class Simulation:
                 self.history(ev.Complete(now, op, VIAS[via]))
                 if via == VIA_EXPIRE:
                     self.history(ev.Expire(now, op))  # onExpiration runs after onComplete
+
+    def _tried(self, plan: list[tuple[int, bool]], completions: tuple[np.ndarray, np.ndarray]) -> None:
+        """Events of a request whose ``tryComplete`` calls are ``plan`` ((row, result) in call
+        order): each winning call's ``Complete`` (the next of ``completions``), then its
+        ``TryComplete``; the completions left over (a timeout run inside the call) follow."""
+        rows, vias = completions
+        k = 0
+        now = self.now
+        for row, won in plan:
+            op = int(self._ops.ext[row])
+            if won:
+                if k >= rows.shape[0] or int(rows[k]) != row:
+                    raise AssertionError(f"op {op}: the kernel's completions {rows.tolist()} do not match the "
+                                         "planned tryComplete calls")
+                self.history(ev.Complete(now, op, VIAS[int(vias[k])]))
+                k += 1
+            self.history(ev.TryComplete(now, op, won))
+        self._completions((rows[k:], vias[k:]))
 
     # -- data-driven ------------------------------------------------------------------------------
     def apply(self, op: ops.Op) -> object:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from wheelspec.spec.events import Complete, Event, Expire
+from wheelspec.spec.events import Complete, Event, Expire, TryComplete
 
 from .clock import Clock
 from .task import TimerTask
@@ -98,11 +98,12 @@ class DelayedOperation(TimerTask):
 
 class MockDelayedOperation(DelayedOperation):
     """Kafka's test operation: ``try_complete`` succeeds iff ``completable`` is set. Reports its
-    callbacks as ``Complete`` / ``Expire`` events."""
+    callbacks as ``Complete`` / ``Expire`` events, and with ``report_tries`` each ``tryComplete``
+    call as a ``TryComplete`` event when it returns (after the ``Complete`` it caused)."""
 
     def __init__(self, delay_ms: int, op_id: int, clock: Clock,
                  listener: Callable[[Event], None] | None = None, completable: bool = False,
-                 completes_on_retry: bool = False) -> None:
+                 completes_on_retry: bool = False, report_tries: bool = False) -> None:
         super().__init__(delay_ms, op_id)
         self.op_id = op_id
         self.completable = completable
@@ -112,8 +113,17 @@ class MockDelayedOperation(DelayedOperation):
         self._listener = listener
         self.completions = 0
         self.expirations = 0
+        self.report_tries = report_tries
 
     def try_complete(self) -> bool:
+        result = self._condition()
+        if self.report_tries and self._listener is not None:
+            self._listener(TryComplete(self._clock.now_ms(), self.op_id, result))
+        return result
+
+    def _condition(self) -> bool:
+        """Kafka's test tryComplete: ``if (completable) forceComplete() else false`` (on a completed
+        operation forceComplete loses the flag, so the call returns false)."""
         if self.completable:
             return self.force_complete()
         if self.completes_on_retry:

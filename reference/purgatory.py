@@ -193,7 +193,17 @@ class DelayedOperationPurgatory:
         return self._estimated
 
     def advance_clock(self, timeout_ms: int = 0) -> bool:
+        """The reaper's step (Kafka's ``advanceClock``): advance the timer, then the purge check.
+        The timer hands expired operations to its executor; with an inline executor they complete
+        before the purge check, with a deferred one the driver decides (the executor race)."""
         advanced = self.timer.advance_clock(timeout_ms)
+        self.purge_check()
+        return advanced
+
+    def purge_check(self) -> None:
+        """Kafka's purge rule, the second half of ``advanceClock``: if ``estimated - numDelayed >
+        purgeInterval``, set ``estimated := numDelayed`` and drop completed operations from every
+        list."""
         # Completed-but-still-watched operations are estimated as estimated - num_delayed.
         if self._estimated - self.num_delayed() > self.purge_interval:
             with self._estimated_lock:
@@ -208,7 +218,6 @@ class DelayedOperationPurgatory:
             if self._listener is not None:
                 now = self.timer.clock.now_ms()
                 self._listener(Purge(now, before, delayed, purged))
-        return advanced
 
     def shutdown(self) -> None:
         if self._reaper is not None:

@@ -18,7 +18,10 @@ Kafka guards ``add`` with the read lock and the flush loop with the write lock o
 ``ReentrantReadWriteLock``; this model takes one reentrant lock for both (sequential histories are
 the same; the interleavings are studied step by step elsewhere).  Kafka's executor is one thread;
 here it runs the task inline by default (``Fire`` is recorded when the task is handed over, which
-is the same moment), or on one worker thread with ``executor="thread"``.
+is the same moment), or on one worker thread with ``executor="thread"``, or, with
+``executor="deferred"``, only when the driver says so (:meth:`SystemTimer.run_deferred`, in hand-over
+order): how a virtual-time driver lets the executor thread run after the purgatory's purge check
+(the executor race, SEMANTICS.md "Purge").
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ class SystemTimer:
                  executor: str = "inline", name: str = "timer") -> None:
         tick_ms = check_tick(tick_ms)
         wheel_size = check_wheel_size(wheel_size)
-        if executor not in ("inline", "thread"):
-            raise ValueError(f"executor must be 'inline' or 'thread', got {executor!r}")
+        if executor not in ("inline", "thread", "deferred"):
+            raise ValueError(f"executor must be 'inline', 'thread' or 'deferred', got {executor!r}")
         self.name = name
         self.clock: Clock = clock if clock is not None else SystemClock()
         start = self.clock.now_ms() if start_ms is None else check_time("start_ms", start_ms)
@@ -60,6 +63,8 @@ class SystemTimer:
         self._listener = listener
         self._work: queue.SimpleQueue[TimerTask | None] | None = None
         self._worker: threading.Thread | None = None
+        #: executor="deferred": tasks handed over and not yet run, in hand-over order
+        self._deferred: list[TimerTask] | None = [] if executor == "deferred" else None
         if executor == "thread":
             self._work = queue.SimpleQueue()
             self._worker = threading.Thread(target=self._run_worker, name=f"executor-{name}", daemon=True)
@@ -87,6 +92,18 @@ class SystemTimer:
     def size(self) -> int:
         return self.task_counter.value
 
+    def run_deferred(self, limit: int | None = None) -> int:
+        """``executor="deferred"``: run up to ``limit`` (all if None) of the tasks handed over and
+        not yet run, in hand-over order (Kafka's executor is one thread); returns how many ran."""
+        pending = self._deferred
+        if pending is None:
+            return 0
+        n = len(pending) if limit is None else max(0, min(limit, len(pending)))
+        batch, pending[:] = pending[:n], pending[n:]
+        for task in batch:
+            task.run()
+        return n
+
     def close(self) -> None:
         if self._work is not None and self._worker is not None:
             self._work.put(None)
@@ -109,6 +126,8 @@ class SystemTimer:
                                 entry.expiration_ms))
         if self._work is not None:
             self._work.put(task)
+        elif self._deferred is not None:
+            self._deferred.append(task)
         else:
             task.run()
 

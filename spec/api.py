@@ -64,8 +64,8 @@ class PerOperationAPI(Protocol):
     def cancel(self, task_id: int) -> bool:
         """``TimerTask.cancel()`` of task ``task_id``.
 
-        Returns True iff a scheduled entry was unlinked (the task was pending).  Raises
-        ``KeyError`` for a task id never added."""
+        Returns True iff a scheduled entry was unlinked (the task was pending); a task id never
+        added is a no-op returning False (Kafka's ``TimerTask.cancel()`` with no entry)."""
         ...
 
     def advance_to(self, time_ms: int) -> None:
@@ -94,6 +94,14 @@ class PerOperationAPI(Protocol):
         an op id outside ``[0, MAX_ID]`` or a delay out of range, ``TypeError`` for a key that is
         not str or int (or keys that are not a sequence), ``ValueError`` for an empty key list or
         an op id watched before (an operation is watched once)."""
+        ...
+
+    def resubmit(self, op_id: int, keys: Sequence[Key]) -> bool:
+        """``tryCompleteElseWatch(op, keys)`` again for the existing operation ``op_id``, in any
+        state (watched, completed, expired): SEMANTICS.md, "Resubmit".
+
+        Returns True iff this call completed the operation.  Raises ``KeyError`` for an op id never
+        watched, ``TypeError`` / ``ValueError`` for keys as :meth:`watch` does."""
         ...
 
     def set_completable(self, op_id: int, value: bool = True) -> None:

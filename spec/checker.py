@@ -99,7 +99,29 @@ profile (default: the timer's):
 ``num-delayed``
     ``Observe(num_delayed)`` and ``Purge.delayed`` equal the purgatory timer's size, modelled as
     for ``size``: kafka/strict count operations still on the timer; strict-gt counts MockTimer's
-    queue.
+    queue.  An operation whose ``Complete(via=expire)`` follows the ``Purge`` in the same advance
+    has left the timer already (handed to the executor before the purge check: the executor race).
+``executor-order``
+    inside one ``Advance`` window the ``Purge`` sits among the expirations (``Complete(via=expire)``)
+    as the purgatory profile's ``executor_order`` allows: ``expire-before-purge`` (the default)
+    after all of them, ``purge-before-expire`` before all of them, ``either`` anywhere.
+``try-complete-calls``
+    only when the implementation reports its ``tryComplete`` calls (``TryComplete`` events;
+    ``check_history(reports_tries=...)``): a call returns true iff it completed the op (its
+    ``Complete`` via try/check comes right before it, and every such ``Complete`` is followed by
+    its call); ``tryCompleteElseWatch`` and a resubmit call it once, and once more iff that
+    returned false; ``checkAndComplete(key)`` calls it once per occurrence of an uncompleted
+    operation in the key's list until a call completes it, never for a completed operation
+    (KAFKA-17848); no other request calls it.
+
+A ``Resubmit`` (``tryCompleteElseWatch`` of an operation watched before) is judged by the rules
+above as its watch is: ``watch-result`` for its result, ``complete-context`` for a Complete via
+try inside it; if it leaves the operation uncompleted, the operation is listed on its keys again
+and re-timed from the resubmit with the watch's timeout (the old timer entry replaced; under
+strict-gt the old entry stays in MockTimer's queue), which ``no-early-expire``,
+``no-lost-operation``, ``expire-rule`` (a cancelForKey's cancellation is undone) and
+``num-delayed`` then use; a completed operation is not re-timed.  A ``Cancel`` of a task id never
+added is well formed: ``pending`` must be false (``cancel-result``).
 
 Not judged: ``Observe(watched)`` (it counts completed operations not yet purged, which depends on
 the purge interval the history does not carry) and the purge trigger itself.
@@ -125,7 +147,7 @@ from typing import Any
 from . import events as ev
 from . import properties, show
 from .findings import Finding
-from .profiles import Profile
+from .profiles import EITHER_ORDER, PURGE_BEFORE_EXPIRE, Profile, purge_allowed_after
 
 #: the properties this checker judges, in order (their descriptions: :mod:`.properties`)
 PROPERTIES: tuple[str, ...] = properties.names(properties.HISTORY)
@@ -183,14 +205,19 @@ class _Judge:
         self.mock_queue: list[int] = []           # strict-gt: exps of MockTimer's queue
         # -- purgatory --
         self.op_watch: dict[int, int] = {}        # op -> index of its TryCompleteElseWatch
+        self.op_timed: dict[int, int] = {}        # op -> index of the watch / resubmit that last timed it
         self.completed_at: dict[int, int] = {}    # op -> index of its Complete
         self.completable: dict[int, int | None] = {}  # op -> index of SetCompletable(True), or None
         self.on_timer: set[int] = set()           # ops whose timer entry is live
         self.op_cancelled_at: dict[int, int] = {}  # op -> index of the CancelForKey that cancelled it
         self.op_lost_reported: set[int] = set()
-        self.op_heap: list[tuple[int, int]] = []  # (earliest deadline, op)
+        self.op_heap: list[tuple[int, int, int]] = []  # (earliest deadline, op, index that timed it)
         self.mock_op_queue: list[int] = []        # strict-gt: deadlines in the purgatory's MockTimer
         self.watchers: dict[Any, dict[int, int]] = {}  # key -> {op: watch index}, watch order
+        # try-complete-calls: key -> {op: occurrences in the key's list}, for operations not
+        # completed when they were appended (a key listed twice, or a resubmit, appends again)
+        self.occ: dict[Any, dict[int, int]] = {}
+        self.reports_tries = False
         self.last_now: int | None = None
         self.last_now_index = -1
         self.ctx_i: int | None = None
@@ -205,8 +232,10 @@ class _Judge:
         return f"under profile {show.profile(p.name, p.tick)}"
 
     # -- driver -----------------------------------------------------------------------------------
-    def run(self, history: Iterable[Any]) -> list[Finding]:
+    def run(self, history: Iterable[Any], reports_tries: bool | None = None) -> list[Finding]:
         self.events = events = list(history)
+        self.reports_tries = (any(type(e) is ev.TryComplete for e in events) if reports_tries is None
+                              else reports_tries)
         window: list[int] = []
         try:
             for i, e in enumerate(events):
@@ -252,17 +281,23 @@ class _Judge:
     def result(self, i: int, e: Any, window: list[int]) -> None:
         self.ctx_i = i  # the index of the request closing this window
         t = type(e)
+        if self.reports_tries:
+            self.tries(i, e, window)  # judged against the state before the request
         if t is ev.Add:
             self.add(i, e, window)
             return
         if t is ev.TryCompleteElseWatch:
             self.watch(i, e, window)
             return
+        if t is ev.Resubmit:
+            self.resubmit(i, e, window)
+            return
         if t is ev.Advance:
             self.pop_mock_queues(e.now)  # MockTimer dequeues before it runs anything
         # Everything else: the window's events happen first, then the result is judged.
         vias = self.caused(window, e)
         if t is ev.Advance:
+            self.executor_order(i, window)
             self.advance(i, e)
         elif t is ev.Cancel:
             self.cancel(i, e)
@@ -292,8 +327,133 @@ class _Judge:
                 self.complete(j, c, ctx)
                 vias.append((j, c))
             elif type(c) is ev.Purge:
-                self.purge(j, c)
+                self.purge(j, c, self.expiring_after(window, j))
         return vias
+
+    def expiring_after(self, window: list[int], j: int) -> frozenset[int]:
+        """The operations the window's timeout expiries complete after event ``j``: handed to the
+        purgatory timer's executor by this advance (so off its timer, out of ``numDelayed``) but
+        completed after the purge check (the executor race)."""
+        return frozenset(c.op for k in window if k > j and type(c := self.events[k]) is ev.Complete
+                         and c.via == "expire")
+
+    def executor_order(self, i: int, window: list[int]) -> None:
+        """executor-order: the advance's ``Purge`` sits among its expirations as the purgatory
+        profile's executor order allows (:func:`~.profiles.purge_allowed_after`)."""
+        purges = [j for j in window if type(self.events[j]) is ev.Purge]
+        if not purges:
+            return
+        j = purges[0]
+        expiring = [k for k in window if type(c := self.events[k]) is ev.Complete and c.via == "expire"]
+        before, after = [k for k in expiring if k < j], [k for k in expiring if k > j]
+        order = self.pp.executor_order
+        if purge_allowed_after(order, len(before), len(after)):
+            return
+        p = self.events[j]
+        if after:
+            ops = ", ".join(f"op {self.events[k].op}" for k in after)
+            self.flag("executor-order", (j, after[0], i),
+                      f"the purge at {p.now} came before the expiration of {ops} handed over by the same "
+                      f"advance, but the declared executor order {order!r} completes every expired operation "
+                      f"before the purge check (an implementation whose purge check can run first declares "
+                      f"executor_order {PURGE_BEFORE_EXPIRE!r} or {EITHER_ORDER!r})")
+        else:
+            ops = ", ".join(f"op {self.events[k].op}" for k in before)
+            self.flag("executor-order", (before[0], j, i),
+                      f"the purge at {p.now} came after the expiration of {ops} handed over by the same "
+                      f"advance, but the declared executor order {order!r} runs the purge check before the "
+                      f"executor completes any of them")
+
+    # -- tryComplete calls (reported) ---------------------------------------------------------------
+    def tries(self, i: int, e: Any, window: list[int]) -> None:
+        """``try-complete-calls``: the ``TryComplete`` events of request ``i``'s window, judged
+        against the state before the request (SEMANTICS.md, "tryComplete calls")."""
+        events = self.events
+        calls = [j for j in window if type(events[j]) is ev.TryComplete]
+        for j in window:  # T2: a call returns true iff it completed the op, right before returning
+            c = events[j]
+            prev = events[j - 1] if j - 1 in window else None
+            if type(c) is ev.TryComplete:
+                won = type(prev) is ev.Complete and prev.op == c.op and prev.via in ("try", "check")
+                if c.result != won:
+                    self.flag("try-complete-calls", (j - 1, j) if won else (j,),
+                              f"tryComplete of op {c.op} at {c.now} returned {c.result}, but "
+                              + ("it completed the op" if won else "no Complete(via=try/check) of the op "
+                                 "comes right before it"))
+            elif type(c) is ev.Complete and c.via in ("try", "check"):
+                nxt = events[j + 1] if j + 1 < len(events) else None
+                if not (type(nxt) is ev.TryComplete and nxt.op == c.op and nxt.result):
+                    self.flag("try-complete-calls", (j,), f"op {c.op} completed via {c.via} at {c.now} outside a "
+                              "tryComplete call (no TryComplete(result=true) of it follows)")
+        t = type(e)
+        if t in (ev.TryCompleteElseWatch, ev.Resubmit):
+            self.tries_of_watch(i, e, calls)
+        elif t is ev.CheckAndComplete:
+            self.tries_of_check(i, e, calls)
+        else:
+            for j in calls:
+                c = events[j]
+                self.flag("try-complete-calls", (j, i), f"tryComplete of op {c.op} ran at {c.now} inside a "
+                          f"{e.kind} request, which never calls it")
+
+    def tries_of_watch(self, i: int, e: Any, calls: list[int]) -> None:
+        """T3: ``tryCompleteElseWatch`` tries once; if that fails it watches the keys and tries
+        once more (``safeTryCompleteOrElse``), whatever state the operation is in."""
+        events = self.events
+        mine = [j for j in calls if events[j].op == e.op]
+        for j in calls:
+            if events[j].op != e.op:
+                self.flag("try-complete-calls", (j, i), f"tryComplete of op {events[j].op} ran inside "
+                          f"tryCompleteElseWatch of op {e.op}")
+        what = f"{'resubmit' if type(e) is ev.Resubmit else 'tryCompleteElseWatch'} of op {e.op} at {e.now}"
+        if not mine:
+            self.flag("try-complete-calls", (i,), f"{what} called no tryComplete (Kafka tries before watching)")
+        elif not events[mine[0]].result and len(mine) == 1:
+            self.flag("try-complete-calls", (mine[0], i), f"{what} called tryComplete once, which returned "
+                      "false, and not again after watching the keys (the second try closes the lost-wakeup "
+                      "window, KAFKA-1952)")
+        elif events[mine[0]].result and len(mine) > 1:
+            self.flag("try-complete-calls", (mine[0], mine[1], i), f"{what} called tryComplete again after the "
+                      "first call completed the op")
+        elif len(mine) > 2:
+            self.flag("try-complete-calls", (*mine, i), f"{what} called tryComplete {len(mine)} times (Kafka: "
+                      "at most twice)")
+
+    def tries_of_check(self, i: int, e: ev.CheckAndComplete, calls: list[int]) -> None:
+        """T4: ``checkAndComplete(key)`` tries each uncompleted operation once per occurrence in
+        the key's list, until one try completes it; never a completed operation (KAFKA-17848)."""
+        events = self.events
+        occ = self.occ.get(e.key, {})
+        by_op: dict[int, list[int]] = {}
+        for j in calls:
+            by_op.setdefault(events[j].op, []).append(j)
+        for op, js in by_op.items():
+            done = self.completed_at.get(op)
+            n = occ.get(op, 0)
+            if done is not None:
+                self.flag("try-complete-calls", (done, js[0], i), f"checkAndComplete({e.key!r}) at {e.now} called "
+                          f"tryComplete of op {op}, which completed at {events[done].now} (a completed "
+                          "operation is dropped from the list untried, KAFKA-17848)")
+            elif n == 0:
+                self.flag("try-complete-calls", (js[0], i), f"checkAndComplete({e.key!r}) at {e.now} called "
+                          f"tryComplete of op {op}, which is not in the key's list")
+            else:
+                won = [j for j in js if events[j].result]
+                if won and won[0] != js[-1]:
+                    self.flag("try-complete-calls", (won[0], js[-1], i), f"checkAndComplete({e.key!r}) at {e.now} "
+                              f"called tryComplete of op {op} again after it completed the op")
+                elif len(js) > n or (not won and len(js) != n):
+                    w = self.watchers.get(e.key, {}).get(op)
+                    self.flag("try-complete-calls", ((w,) if w is not None else ()) + (js[0], i),
+                              f"checkAndComplete({e.key!r}) at {e.now} called tryComplete of op {op} {len(js)} "
+                              f"time(s); it is listed {n} time(s) under the key and "
+                              + ("the last call completed it" if won else "no call completed it"))
+        for op, n in occ.items():
+            if op not in by_op and op not in self.completed_at:
+                w = self.watchers.get(e.key, {}).get(op)
+                self.flag("try-complete-calls", ((w,) if w is not None else ()) + (i,),
+                          f"checkAndComplete({e.key!r}) at {e.now} did not call tryComplete of op {op}, which is "
+                          f"listed {n} time(s) under the key and not completed")
 
     # -- timer ------------------------------------------------------------------------------------
     def add(self, i: int, e: ev.Add, window: list[int]) -> None:
@@ -417,13 +577,13 @@ class _Judge:
                           f"{self.rule(p)} had come")
         oh = self.op_heap
         while oh and oh[0][0] <= t:
-            _, op = heapq.heappop(oh)
-            if op in self.on_timer and op not in self.op_lost_reported:
+            _, op, timed = heapq.heappop(oh)
+            if op in self.on_timer and self.op_timed.get(op) == timed and op not in self.op_lost_reported:
                 self.op_lost_reported.add(op)
-                w = self.events[self.op_watch[op]]
-                self.flag("no-lost-operation", (self.op_watch[op], i), f"op {op} (deadline {w.now + w.delay}) "
+                deadline = self.deadline(op)
+                self.flag("no-lost-operation", (timed, i), f"op {op} (deadline {deadline}) "
                           f"had not completed by the end of the advance to {t}, though its deadline "
-                          f"window {pp.earliest(w.now + w.delay)} {self.rule(pp)} had come")
+                          f"window {pp.earliest(deadline)} {self.rule(pp)} had come")
 
     def pop_mock_queues(self, t: int) -> None:
         for q in (self.mock_queue, self.mock_op_queue):  # (empty unless a profile counts MockTimer's queue)
@@ -443,12 +603,15 @@ class _Judge:
                 self.flag("num-delayed", (i,), f"num_delayed() returned {e.value} at {e.now}; the history "
                           f"leaves {want} operations on the purgatory's timer")
 
-    def delayed(self) -> int:
-        return len(self.mock_op_queue) if self.pp.size_counts_superseded else len(self.on_timer)
+    def delayed(self, handed_over: frozenset[int] = frozenset()) -> int:
+        """The purgatory timer's size; ``handed_over``: operations already handed to its executor
+        whose completion the history shows later (they left the timer)."""
+        if self.pp.size_counts_superseded:
+            return len(self.mock_op_queue)
+        return len(self.on_timer) - len(self.on_timer & handed_over)
 
     # -- purgatory --------------------------------------------------------------------------------
     def watch(self, i: int, e: ev.TryCompleteElseWatch, window: list[int]) -> None:
-        pp = self.pp
         if e.op in self.op_watch:
             self.flag("well-formed", (self.op_watch[e.op], i), f"op {e.op} is watched twice")
         self.op_watch[e.op] = i
@@ -469,6 +632,7 @@ class _Judge:
                          else "but no Complete(via=try) of the op precedes it"))
         for k in e.keys:
             self.watchers.setdefault(k, {})[e.op] = i
+        self.listed(e.op, e.keys)
         if by_try is not None and e.result:
             # Completed inside the call, never on the timer.  By the first try it was never
             # watched; by the second (the race KAFKA-1952 closes) it sits, completed, in its
@@ -478,14 +642,72 @@ class _Judge:
             return
         if e.op in self.completed_at:
             return  # its timeout fired inside add (delay <= 0)
-        self.on_timer.add(e.op)
-        deadline = e.now + e.delay
-        heapq.heappush(self.op_heap, (pp.earliest(deadline), e.op))
-        if pp.fires_inside_add and e.delay <= 0:
-            self.flag("no-lost-operation", (i,), f"op {e.op} watched at {e.now} with timeout {e.delay} <= 0 "
-                      f"did not expire inside the watch, as {pp.name} requires")
+        self.timed(i, e.op, e.delay, "watched")
+
+    def timed(self, i: int, op: int, delay: int, how: str) -> None:
+        """Request ``i`` (a watch or a resubmit) left ``op`` uncompleted: it is on the timer, its
+        deadline ``now + delay`` (a resubmit's new entry replaces the old one)."""
+        pp = self.pp
+        now = self.events[i].now
+        self.on_timer.add(op)
+        self.op_cancelled_at.pop(op, None)  # a fresh timer entry: it can expire again
+        self.op_timed[op] = i
+        deadline = now + delay
+        heapq.heappush(self.op_heap, (pp.earliest(deadline), op, i))
+        if pp.fires_inside_add and delay <= 0:
+            self.flag("no-lost-operation", (i,), f"op {op} {how} at {now} with timeout {delay} <= 0 "
+                      f"did not expire inside the call, as {pp.name} requires")
         elif pp.size_counts_superseded:
+            # MockTimer queues a new entry; a resubmitted operation's old one stays queued, cancelled
             heapq.heappush(self.mock_op_queue, deadline)
+
+    def deadline(self, op: int) -> int:
+        """The deadline of ``op``'s current timer entry: the time of the watch or resubmit that
+        made it plus the timeout of the op's watch (Kafka's ``delayMs`` is final)."""
+        return self.events[self.op_timed.get(op, self.op_watch[op])].now + self.events[self.op_watch[op]].delay
+
+    def listed(self, op: int, keys: tuple[Any, ...]) -> None:
+        """A watch or resubmit that left ``op`` uncompleted appended it to each key's list."""
+        if op in self.completed_at:
+            return
+        for k in keys:
+            d = self.occ.setdefault(k, {})
+            d[op] = d.get(op, 0) + 1
+
+    def resubmit(self, i: int, e: ev.Resubmit, window: list[int]) -> None:
+        """``tryCompleteElseWatch`` of an operation watched before (SEMANTICS.md, "Resubmit")."""
+        if e.op not in self.op_watch:
+            self.flag("well-formed", (i,), f"resubmit names op {e.op}, which was never watched")
+            self.caused(window, e)
+            return
+        was_done = self.completed_at.get(e.op)
+        if was_done is None:
+            # re-timed inside this call, before any timeout the call itself runs
+            self.op_cancelled_at.pop(e.op, None)
+        by_try = None
+        for j in window:
+            c = self.events[j]
+            if type(c) is ev.Complete:
+                self.complete(j, c, e)
+                if c.op == e.op and c.via == "try":
+                    by_try = j
+            else:
+                self.other_in_window(j, c, e)
+        if e.result != (by_try is not None):
+            idx = (by_try, i) if by_try is not None else ((was_done, i) if was_done is not None else (i,))
+            self.flag("watch-result", idx, f"resubmit of op {e.op} at {e.now} returned {e.result}, "
+                      + ("but it completed the op (Complete via=try)" if by_try is not None
+                         else "but no Complete(via=try) of the op precedes it"
+                         + (f" (it completed at {self.events[was_done].now})" if was_done is not None else "")))
+        # Listed again on every key unless completed (current Kafka skips the keys of a completed
+        # operation; Kafka 2.7-3.9's Scala purgatory listed it anyway): a completed op counts as a
+        # completed watcher, which cancelForKey may or may not return.
+        for k in e.keys:
+            self.watchers.setdefault(k, {})[e.op] = i
+        self.listed(e.op, e.keys)
+        if e.op in self.completed_at:
+            return  # completed before (never re-timed) or inside this call
+        self.timed(i, e.op, self.events[self.op_watch[e.op]].delay, "resubmitted")
 
     def complete(self, j: int, c: ev.Complete, ctx: Any) -> None:
         pp = self.pp
@@ -504,25 +726,29 @@ class _Judge:
         t = type(ctx)
         ok = True
         if c.via == "try":
-            ok = t is ev.TryCompleteElseWatch and ctx.op == c.op
+            ok = t in (ev.TryCompleteElseWatch, ev.Resubmit) and ctx.op == c.op
         elif c.via == "check":
             ok = t is ev.CheckAndComplete and c.op in self.watchers.get(ctx.key, ())
         elif c.via == "force":
             ok = t is ev.ForceComplete and ctx.op == c.op
         elif c.via == "expire":
-            in_add = t is ev.TryCompleteElseWatch and ctx.op == c.op
+            in_add = t in (ev.TryCompleteElseWatch, ev.Resubmit) and ctx.op == c.op
             ok = t is ev.Advance or in_add
             if c.op in self.op_cancelled_at:
                 k = self.op_cancelled_at[c.op]
                 self.flag("expire-rule", (w_idx, k, j), f"op {c.op} expired at {c.now} although cancelForKey at "
                           f"{self.events[k].now} had cancelled its timer entry")
-            deadline = w.now + w.delay
+            # the entry that fired: a resubmit inside whose window this is, or the op's current one
+            timed = self.ctx_i if in_add and self.ctx_i is not None else self.op_timed.get(c.op, w_idx)
+            start = self.events[timed]
+            deadline = start.now + w.delay
+            how = "resubmitted" if type(start) is ev.Resubmit else "watched"
             if not pp.may_fire(deadline, c.now, w.delay, in_add=in_add):
-                self.flag("no-early-expire", (w_idx, j), f"op {c.op} (watched at {w.now}, timeout {w.delay}, "
+                self.flag("no-early-expire", (timed, j), f"op {c.op} ({how} at {start.now}, timeout {w.delay}, "
                           f"deadline {deadline}) expired at {c.now}, before its deadline window "
                           f"{pp.earliest(deadline)} {self.rule(pp)}")
             if not _lateness_ok(pp, deadline, c.now):
-                self.flag("late-fire", (w_idx, j), f"op {c.op} (deadline {deadline}) expired at {c.now}, "
+                self.flag("late-fire", (timed, j), f"op {c.op} (deadline {deadline}) expired at {c.now}, "
                           f"{c.now - deadline} ms late; the profile allows {pp.lateness_ms} ms")
         else:
             self.flag("well-formed", (j,), f"Complete of op {c.op} has unknown via {c.via!r}")
@@ -553,6 +779,10 @@ class _Judge:
                           f"{self.events[sc].now}")
         if not ws:
             del self.watchers[e.key]
+        occ = self.occ.get(e.key)
+        if occ:  # the walk drops completed operations
+            for op in [op for op in occ if op in self.completed_at]:
+                del occ[op]
 
     def force(self, i: int, e: ev.ForceComplete, vias: list[tuple[int, ev.Complete]]) -> None:
         if e.op not in self.op_watch:
@@ -570,6 +800,7 @@ class _Judge:
                       + ("completed already" if was_done else "not completed before"))
 
     def cancel_for_key(self, i: int, e: ev.CancelForKey) -> None:
+        self.occ.pop(e.key, None)
         ws = self.watchers.pop(e.key, {})
         returned = set(e.ops)
         for op in e.ops:
@@ -585,17 +816,25 @@ class _Judge:
                 self.on_timer.discard(op)
                 self.op_cancelled_at[op] = i
 
-    def purge(self, j: int, e: ev.Purge) -> None:
-        want = self.delayed()
+    def purge(self, j: int, e: ev.Purge, handed_over: frozenset[int] = frozenset()) -> None:
+        want = self.delayed(handed_over)
         if e.delayed != want:
+            pending = len(self.on_timer & handed_over) if not self.pp.size_counts_superseded else 0
+            note = (f" ({pending} more left it for the executor in this advance and expire after the purge)"
+                    if pending else "")
             self.flag("num-delayed", (j,), f"the purge at {e.now} reports {e.delayed} delayed operations; the "
-                      f"history leaves {want} on the purgatory's timer")
+                      f"history leaves {want} on the purgatory's timer{note}")
 
 
 def check_history(history: Iterable[Any], profile: Profile, *, purgatory_profile: Profile | None = None,
-                  z3: bool = False, stop_at_first: bool = False) -> Verdict:
+                  z3: bool = False, stop_at_first: bool = False, reports_tries: bool | None = None) -> Verdict:
     """Judge ``history`` against :data:`PROPERTIES` under ``profile`` (timer) and
     ``purgatory_profile`` (operation deadlines; default: ``profile``).
+
+    ``reports_tries``: the implementation reports each ``tryComplete`` call (a ``TryComplete``
+    event), so ``try-complete-calls`` judges their pattern; None (the default) infers it from the
+    history (any ``TryComplete`` event); False judges none (an implementation that does not report
+    them; any it reports anyway are ignored).
 
     ``stop_at_first`` returns after the first violation.  ``z3``: also re-judge every property
     instance with Z3 (slow; for small histories).  When there are violations, Z3 confirms each one
@@ -603,7 +842,7 @@ def check_history(history: Iterable[Any], profile: Profile, *, purgatory_profile
     """
     events = list(history)
     judge = _Judge(profile, purgatory_profile or profile, stop_at_first)
-    violations = judge.run(events)
+    violations = judge.run(events, reports_tries)
     verdict = Verdict(not violations, violations)
     if violations or z3:
         from .checker_z3 import confirm  # z3 is imported only here

@@ -27,6 +27,8 @@ The property encodings (each mirrors the fast path's predicate):
 * ``well-formed``: the clock does not go back, ``exp = now + delay``, a Complete / ForceComplete /
   SetCompletable names an op watched before it (a Complete inside the watch's own window counts),
   no op is watched twice, ``via`` is known;
+* ``executor-order``: no ``Purge`` and ``Complete(via=expire)`` of one advance window (only caused
+  events between them) stand in an order the declared executor order forbids;
 * the six *result* properties (``cancel-result``, ``size``, ``num-delayed``, ``complete-context``,
   ``no-lost-wakeup``, ``cancel-for-key-result``) in :mod:`.checker_z3_results`: the state a result
   is judged against (live schedules, operations on the timer, watch lists) is re-derived from the
@@ -45,11 +47,12 @@ from typing import Any
 import z3
 
 from . import events as ev
-from .profiles import Profile
+from .profiles import Profile, purge_allowed_after
 
 KINDS = {cls: i for i, cls in enumerate((ev.Add, ev.Fire, ev.Cancel, ev.Advance, ev.Observe, ev.Complete,
                                          ev.Expire, ev.TryCompleteElseWatch, ev.SetCompletable,
-                                         ev.CheckAndComplete, ev.CancelForKey, ev.ForceComplete, ev.Purge))}
+                                         ev.CheckAndComplete, ev.CancelForKey, ev.ForceComplete, ev.Purge,
+                                         ev.Resubmit, ev.TryComplete))}
 VIA = {"try": 0, "check": 1, "expire": 2, "force": 3}
 WHAT = {"size": 0, "num_delayed": 1, "watched": 2}
 #: every property of :data:`.checker.PROPERTIES`; the last six are in :mod:`.checker_z3_results`
@@ -57,7 +60,8 @@ ENCODED = ("well-formed", "no-early-fire", "late-fire", "fire-once", "fire-unkno
            "no-lost-task",
            "complete-once", "expire-rule", "no-early-expire", "no-lost-operation", "check-count",
            "watch-result", "force-result",
-           "cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed")
+           "cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed",
+           "executor-order", "try-complete-calls")
 
 
 class _Window:
@@ -91,7 +95,7 @@ class _Window:
                     vals[f"op{k}"] = op
             if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
                 vals["key"] = self.keys.setdefault(e.key, len(self.keys))
-            if isinstance(e, ev.TryCompleteElseWatch):
+            if isinstance(e, (ev.TryCompleteElseWatch, ev.Resubmit)):
                 for m, key in enumerate(e.keys):
                     vals[f"wkey{m}"] = self.keys.setdefault(key, len(self.keys))
             if isinstance(e, (ev.SetCompletable, ev.Observe)):
@@ -122,7 +126,7 @@ class _Window:
 
     def watches(self, a: int, b: int) -> z3.BoolRef:
         """Event ``a`` (a watch) has among its keys the key of event ``b`` (a check or cancelForKey)."""
-        n = len(self.events[a].keys) if isinstance(self.events[a], ev.TryCompleteElseWatch) else 0
+        n = len(self.events[a].keys) if isinstance(self.events[a], (ev.TryCompleteElseWatch, ev.Resubmit)) else 0
         return z3.Or([self.f(f"wkey{m}", a) == self.f("key", b) for m in range(n)] or [z3.BoolVal(False)])
 
     @staticmethod
@@ -327,15 +331,98 @@ def _well_formed(w: _Window) -> z3.BoolRef:
     for i in w.idx:
         # a Complete / ForceComplete / SetCompletable names an operation watched before it (a
         # Complete inside the watch's own window counts: the watch registers the op first)
-        if isinstance(w.events[i], (ev.Complete, ev.ForceComplete, ev.SetCompletable)):
+        if isinstance(w.events[i], (ev.Complete, ev.ForceComplete, ev.SetCompletable, ev.Resubmit)):
             seen = [z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("id", a) == w.f("id", i)) for a in watches
                     if a < i or (a == w.closing(i) and a != i)]
-            names_op = z3.Or(w.kind(i, ev.Complete), w.kind(i, ev.ForceComplete), w.kind(i, ev.SetCompletable))
+            names_op = z3.Or(w.kind(i, ev.Complete), w.kind(i, ev.ForceComplete), w.kind(i, ev.SetCompletable),
+                             w.kind(i, ev.Resubmit))
             out.append(z3.Implies(names_op, z3.Or(seen) if seen else z3.BoolVal(False)))
         out.append(z3.Implies(w.kind(i, ev.Complete), z3.And(w.f("via", i) >= 0, w.f("via", i) <= 3)))
     out += [z3.Not(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.kind(b, ev.TryCompleteElseWatch),
                           w.f("id", a) == w.f("id", b))) for a in watches for b in watches if a < b]
     return z3.And(out) if out else z3.BoolVal(True)
+
+
+_SUBMITS = (ev.TryCompleteElseWatch, ev.Resubmit)
+
+
+def _tries_encode(events: list[Any], indices: tuple[int, ...]) -> tuple[_Window, z3.BoolRef, list[z3.BoolRef]]:
+    """try-complete-calls over the request ``r`` whose window holds the violation: its caused
+    events and, for a check, the watches / resubmits naming its key, the completions of their
+    operations and the key's cancelForKeys before it (SEMANTICS.md, "tryComplete calls")."""
+    r = max(indices)
+    while r < len(events) - 1 and isinstance(events[r], ev.CAUSED):
+        r += 1
+    lo = r
+    while lo > 0 and isinstance(events[lo - 1], ev.CAUSED):
+        lo -= 1
+    idx = set(range(lo, r + 1)) | set(indices)
+    rr = events[r]
+    subs: list[int] = []
+    if isinstance(rr, ev.CheckAndComplete):
+        subs = [a for a in range(lo) if isinstance(events[a], _SUBMITS) and rr.key in events[a].keys]
+        ops = {events[a].op for a in subs}
+        ops |= {events[j].op for j in range(lo, r) if isinstance(events[j], ev.TryComplete)}
+        idx |= set(subs)
+        idx |= {k for k in range(lo) if isinstance(events[k], ev.Complete) and events[k].op in ops}
+        idx |= {b for b in range(lo) if isinstance(events[b], ev.CancelForKey) and events[b].key == rr.key}
+    w = _Window(events, sorted(idx))
+    win = [j for j in w.idx if lo <= j < r]
+    out: list[z3.BoolRef] = []
+
+    def tc(j: int) -> z3.BoolRef:
+        return w.kind(j, ev.TryComplete)
+
+    def wins(j: int) -> z3.BoolRef:  # a Complete via try or check
+        return z3.And(w.kind(j, ev.Complete), z3.Or(w.f("via", j) == VIA["try"], w.f("via", j) == VIA["check"]))
+
+    for j in win:  # T2: true iff it completed the op right before; such a Complete is followed by it
+        prev = (z3.And(wins(j - 1), w.f("id", j - 1) == w.f("id", j)) if j - 1 in w.labels and j > lo
+                else z3.BoolVal(False))
+        out.append(z3.Implies(tc(j), (w.f("value", j) == 1) == prev))
+        nxt = (z3.And(tc(j + 1), w.f("id", j + 1) == w.f("id", j), w.f("value", j + 1) == 1)
+               if j + 1 in w.labels and j + 1 < r else z3.BoolVal(False))
+        out.append(z3.Implies(wins(j), nxt))
+    submit = z3.Or(w.kind(r, ev.TryCompleteElseWatch), w.kind(r, ev.Resubmit))
+    check = w.kind(r, ev.CheckAndComplete)
+    none = z3.And([z3.Not(tc(j)) for j in win] or [z3.BoolVal(True)])
+    out.append(z3.Implies(z3.And(z3.Not(submit), z3.Not(check)), none))
+    # T3: the op's own calls: one, and a second iff the first returned false; no other op's
+    mine = [z3.And(tc(j), w.f("id", j) == w.f("id", r)) for j in win]
+    n_mine = z3.Sum([z3.If(m, 1, 0) for m in mine]) if mine else z3.IntVal(0)
+    first_false = z3.Or([z3.And(mine[k], *[z3.Not(mine[q]) for q in range(k)], w.f("value", win[k]) == 0)
+                         for k in range(len(win))] or [z3.BoolVal(False)])
+    others = z3.And([z3.Implies(tc(j), w.f("id", j) == w.f("id", r)) for j in win] or [z3.BoolVal(True)])
+    out.append(z3.Implies(submit, z3.And(others, n_mine >= 1, n_mine <= 2, (n_mine == 2) == first_false)))
+    # T4: per operation, once per listed uncompleted occurrence until a call completes it
+    if isinstance(rr, ev.CheckAndComplete):
+        reps: dict[int, int] = {}
+        for j in [*win, *subs]:
+            if isinstance(events[j], (ev.TryComplete, *_SUBMITS)):
+                reps.setdefault(events[j].op, j)
+        for x in reps.values():
+            same = w.f("id", x)
+            calls = [z3.And(tc(j), w.f("id", j) == same) for j in win]
+            n_calls = z3.Sum([z3.If(c, 1, 0) for c in calls]) if calls else z3.IntVal(0)
+            done = z3.Or([z3.And(w.kind(k, ev.Complete), w.f("id", k) == same) for k in w.idx if k < lo]
+                         or [z3.BoolVal(False)])
+            terms = []
+            for a in subs:
+                kept = [z3.Not(z3.And(w.kind(k, ev.Complete), w.f("id", k) == same)) for k in w.idx if k < a]
+                alive = [z3.Not(z3.And(w.kind(b, ev.CancelForKey), w.f("key", b) == w.f("key", r)))
+                         for b in w.idx if a < b < lo]
+                mult = z3.Sum([z3.If(w.f(f"wkey{m}", a) == w.f("key", r), 1, 0) for m in range(len(events[a].keys))])
+                terms.append(z3.If(z3.And(z3.Or(w.kind(a, ev.TryCompleteElseWatch), w.kind(a, ev.Resubmit)),
+                                          w.f("id", a) == same, *kept, *alive), mult, 0))
+            n_listed = z3.Sum(terms) if terms else z3.IntVal(0)
+            won = z3.Or([z3.And(c, w.f("value", j) == 1) for c, j in zip(calls, win)] or [z3.BoolVal(False)])
+            after = [z3.Not(z3.And(calls[k], w.f("value", win[k]) == 1, calls[q]))
+                     for k in range(len(win)) for q in range(k + 1, len(win))]
+            rule = z3.And(z3.Implies(done, n_calls == 0),
+                          z3.Implies(z3.Not(done), z3.And(n_calls <= n_listed, z3.Or(n_calls == n_listed, won))),
+                          *after)
+            out.append(z3.Implies(check, rule))
+    return w, z3.And(out) if out else z3.BoolVal(True), []
 
 
 def _window(events: list[Any], indices: tuple[int, ...], key: Callable[[Any], Any] | None) -> list[int]:
@@ -354,7 +441,7 @@ def _window(events: list[Any], indices: tuple[int, ...], key: Callable[[Any], An
 def _entity(e: Any) -> tuple[str, int] | None:
     if isinstance(e, (ev.Add, ev.Fire, ev.Cancel)):
         return ("task", e.task)
-    if isinstance(e, (ev.Complete, ev.Expire, ev.TryCompleteElseWatch, ev.ForceComplete)):
+    if isinstance(e, (ev.Complete, ev.Expire, ev.TryCompleteElseWatch, ev.ForceComplete, ev.Resubmit, ev.TryComplete)):
         return ("op", e.op)
     return None
 
@@ -366,6 +453,8 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
         return None
     if prop in _results.RESULTS:
         return _results.encode(prop, events, indices, p, pp)
+    if prop == "try-complete-calls":
+        return _tries_encode(events, indices)
     ents = {x for x in (_entity(events[i]) for i in indices if 0 <= i < len(events)) if x is not None}
     side: list[z3.BoolRef] = []
     if prop in ("check-count", "watch-result", "force-result"):
@@ -386,10 +475,14 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
                           z3.Implies(w.kind(r, ev.ForceComplete), (w.f("value", r) == 1) == won))
             return w, rule, side
         w = _Window(events, idx)
-        cls = {"check-count": ev.CheckAndComplete, "watch-result": ev.TryCompleteElseWatch,
+        watch_cls = ev.Resubmit if isinstance(events[max(indices)], ev.Resubmit) else ev.TryCompleteElseWatch
+        cls = {"check-count": ev.CheckAndComplete, "watch-result": watch_cls,
                "force-result": ev.ForceComplete}[prop]
         via = {"check-count": "check", "watch-result": "try", "force-result": "force"}[prop]
         return w, _count_rule(w, cls, via, prop != "check-count"), side
+    if prop == "executor-order":  # one advance's caused events, all of them between the two named
+        w = _Window(events, list(range(min(indices), max(indices) + 1)))
+        return w, _executor_order(w, pp), side
     key = (lambda e: _entity(e) in ents) if ents else None
     idx = _window(events, indices, key)
     if prop in ("no-lost-operation", "expire-rule"):
@@ -406,7 +499,8 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
             lo -= 1
             idx.append(lo)
     if prop == "well-formed":  # the watches of the operations the window's events name
-        named = {events[i].op for i in idx if isinstance(events[i], (ev.Complete, ev.ForceComplete, ev.SetCompletable))}
+        named = {events[i].op for i in idx
+                 if isinstance(events[i], (ev.Complete, ev.ForceComplete, ev.SetCompletable, ev.Resubmit))}
         last = max(idx)
         while last + 1 < len(events) and isinstance(events[last], ev.CAUSED):
             last += 1
@@ -430,6 +524,27 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
     if prop == "no-lost-operation":
         return w, _lost_op(w, pp, side), side
     return None  # pragma: no cover
+
+
+def _executor_order(w: _Window, pp: Profile) -> z3.BoolRef:
+    """executor-order: no ``Purge`` and ``Complete(via=expire)`` of one advance window (only caused
+    events between them) stand in an order the declared executor order forbids."""
+    caused = [KINDS[c] for c in ev.CAUSED if c in KINDS]
+
+    def expiry(k: int) -> z3.BoolRef:
+        return z3.And(w.kind(k, ev.Complete), w.f("via", k) == VIA["expire"])
+
+    out = []
+    for a in w.idx:
+        for b in w.idx:
+            if a >= b:
+                continue
+            one_window = z3.And([z3.Or([w.f("kind", k) == c for c in caused]) for k in w.idx if a <= k <= b])
+            if not purge_allowed_after(pp.executor_order, 0, 1):  # a purge may not precede an expiry
+                out.append(z3.Not(z3.And(w.kind(a, ev.Purge), expiry(b), one_window)))
+            if not purge_allowed_after(pp.executor_order, 1, 0):  # an expiry may not precede a purge
+                out.append(z3.Not(z3.And(expiry(a), w.kind(b, ev.Purge), one_window)))
+    return z3.And(out) if out else z3.BoolVal(True)
 
 
 #: windows with more events than this get Z3's first unsat core, not a minimised one: minimising
@@ -491,6 +606,7 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
     if not full:
         return
     flagged = {i for v in verdict.violations for i in v.indices}
+    reports_tries = any(isinstance(e, ev.TryComplete) for e in events)
     checked = 0
     per_prop: dict[str, int] = {}
 
@@ -511,7 +627,7 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
             props = [("no-early-fire", (i,) + idx[2:]), ("fire-once", idx)]
         elif isinstance(e, ev.CheckAndComplete):
             props = [("check-count", (i,)), ("no-lost-wakeup", (i,))]
-        elif isinstance(e, (ev.TryCompleteElseWatch,)):
+        elif isinstance(e, (ev.TryCompleteElseWatch, ev.Resubmit)):
             props = [("watch-result", (i,))]
         elif isinstance(e, ev.ForceComplete):
             props = [("force-result", (i,))]
@@ -520,11 +636,18 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
         elif isinstance(e, ev.Observe) and e.what in ("size", "num_delayed"):
             props = [("size" if e.what == "size" else "num-delayed", (i,))]
         elif isinstance(e, ev.Purge):
-            props = [("num-delayed", (i,))]
+            lo, hi = i, i
+            while lo > 0 and isinstance(events[lo - 1], ev.CAUSED):
+                lo -= 1
+            while hi + 1 < len(events) and isinstance(events[hi], ev.CAUSED):
+                hi += 1
+            props = [("num-delayed", (i,)), ("executor-order", (lo, hi))]  # its whole advance window
         elif isinstance(e, ev.Complete):
             props = [("complete-context", (i,))]
         elif isinstance(e, ev.CancelForKey):
             props = [("cancel-for-key-result", (i,))]
+        if reports_tries and isinstance(e, (ev.TryCompleteElseWatch, ev.Resubmit, ev.CheckAndComplete)):
+            props.append(("try-complete-calls", (i,)))
         for prop, idx in props:
             status, core = explain(prop, events, idx, p, pp)
             checked += 1

@@ -30,7 +30,9 @@ belongs to that add) -- nor a fire with ``a``'s expiration inside ``a``'s own ad
     completed inside ``tryCompleteElseWatch``).  kafka/strict: ``value = SUM_a If(on(a) and no
     Complete of the op and no cancelForKey that removed it between a and o, 1, 0)``; a cancelForKey
     ``b`` removes ``a`` when it names ``a``'s op, ``a`` watches ``b``'s key and no cancelForKey of that
-    key lies between them.  strict-gt: ``SUM_a If(on(a) and delay(a) > 0 and not popped(a), 1, 0)``
+    key lies between them; for a ``Purge``, a ``Complete(via=expire)`` after it in its own advance
+    counts as before it (handed to the executor before the purge check: the executor race).
+    strict-gt: ``SUM_a If(on(a) and delay(a) > 0 and not popped(a), 1, 0)``
     with deadline ``now(a) + delay(a)``; a ``Purge`` inside an advance is counted after that
     advance's pop (MockTimer dequeues before it runs anything).
 ``complete-context``
@@ -145,8 +147,11 @@ def select(prop: str, events: list[Any], t: int, p: Profile, pp: Profile) -> lis
             return [i for i in range(t) if isinstance(events[i], (ev.TryCompleteElseWatch, ev.Complete))] + pop + [t]
         ops = {x.op for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch)}
         keys = {k for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch) for k in x.keys}
+        # a purge's own advance: expiries after it were handed over before it (the executor race)
+        handed = [i for i in range(t + 1, _closing(events, t)) if isinstance(events[i], ev.Complete)] \
+            if isinstance(e, ev.Purge) else []
         return [i for i in _purgatory_story(events, t, ops, keys)
-                if not isinstance(events[i], (ev.SetCompletable, ev.CheckAndComplete))] + [t]
+                if not isinstance(events[i], (ev.SetCompletable, ev.CheckAndComplete))] + [t] + handed
     if prop == "complete-context":
         x = _closing(events, t)
         keys = {events[x].key} if x < len(events) and isinstance(events[x], ev.CheckAndComplete) else set()
@@ -278,7 +283,13 @@ def _num_delayed(w: _Window, g: _Groups, pp: Profile, o: int) -> z3.BoolRef:
                               _no_cfk_between(w, g, a, b, b))
                        for k in set(w.events[a].keys) for b in g.key.get(k, ())
                        if a < b < o and isinstance(w.events[b], ev.CancelForKey)]
-            counted.append(z3.And(_on_timer_at_watch(w, g, a), z3.Not(_completed_by(w, g, a, o)), z3.Not(_or(removed))))
+            # a Complete(via=expire) after a Purge in its advance: handed to the executor before the
+            # purge check, so already off the timer (the executor race)
+            handed = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a), w.f("via", c) == VIA["expire"])
+                      for c in g.of_op(w, a, ev.Complete) if o < c < w.closing(o)] \
+                if isinstance(w.events[o], ev.Purge) else []
+            counted.append(z3.And(_on_timer_at_watch(w, g, a), z3.Not(_completed_by(w, g, a, o)),
+                                  z3.Not(_or(handed)), z3.Not(_or(removed))))
     judged = z3.Or(z3.And(w.kind(o, ev.Observe), w.f("what", o) == WHAT["num_delayed"]), w.kind(o, ev.Purge))
     return z3.Implies(judged, w.f("value", o) == _count(counted))
 
@@ -301,11 +312,12 @@ def _complete_context(w: _Window, g: _Groups, c: int) -> z3.BoolRef:
                        _no_cfk_between(w, g, a, c, x) if x in g.key.get(getattr(w.events[x], "key", None), ()) else
                        z3.BoolVal(True))
                 for a in watches if a < c]
-    ok = z3.Or(z3.And(via == VIA["try"], w.kind(x, ev.TryCompleteElseWatch), own),
+    submit = z3.Or(w.kind(x, ev.TryCompleteElseWatch), w.kind(x, ev.Resubmit))  # the op's own tryCompleteElseWatch
+    ok = z3.Or(z3.And(via == VIA["try"], submit, own),
                z3.And(via == VIA["check"], w.kind(x, ev.CheckAndComplete), _or(by_check)),
                z3.And(via == VIA["force"], w.kind(x, ev.ForceComplete), own),
                z3.And(via == VIA["expire"],
-                      z3.Or(w.kind(x, ev.Advance), z3.And(w.kind(x, ev.TryCompleteElseWatch), own))))
+                      z3.Or(w.kind(x, ev.Advance), z3.And(submit, own))))
     return z3.Implies(judged, ok)
 
 

@@ -101,6 +101,31 @@ class TryCompleteElseWatch(Record):
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Resubmit(Record):
+    """``tryCompleteElseWatch`` returned ``result`` for an operation watched before
+    (:class:`wheelspec.spec.ops.Resubmit`); its timeout is the one its first watch gave."""
+
+    kind = "resubmit"
+    now: int
+    op: int
+    keys: tuple[Key, ...]
+    result: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TryComplete(Record):
+    """The operation's own ``tryComplete()`` returned ``result`` (true iff it completed the
+    operation: its ``Complete`` comes right before this event).  A caused event, reported only by
+    an implementation that reports these calls (``Simulation(try_complete_events=True)``; the
+    checker's property ``try-complete-calls`` then judges when and how often they happen)."""
+
+    kind = "try_complete"
+    now: int
+    op: int
+    result: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class SetCompletable(Record):
     kind = "set_completable"
     now: int
@@ -150,19 +175,21 @@ class Purge(Record):
 
 Event = (
     Add | Fire | Cancel | Advance | Observe | Complete | Expire | TryCompleteElseWatch | SetCompletable
-    | CheckAndComplete | CancelForKey | ForceComplete | Purge
+    | CheckAndComplete | CancelForKey | ForceComplete | Purge | Resubmit | TryComplete
 )
+# New kinds go at the end: codes derived from this order (the Z3 layer's) stay stable.
 EVENTS: dict[str, type[Event]] = registry(
     Add, Fire, Cancel, Advance, Observe, Complete, Expire, TryCompleteElseWatch, SetCompletable,
-    CheckAndComplete, CancelForKey, ForceComplete, Purge,
+    CheckAndComplete, CancelForKey, ForceComplete, Purge, Resubmit, TryComplete,
 )
 VIAS = ("try", "check", "expire", "force")
 
 #: The *caused* events: what a request makes happen besides its own result (the timer hands a
-#: task over, the purgatory completes, expires or purges).  They precede the request's result
+#: task over, the purgatory completes, expires or purges, an operation's ``tryComplete`` runs).
+#: They precede the request's result
 #: event, so the caused events since the previous result are that request's *window*; every other
 #: event is a request's result (:mod:`.results` says which).  The only place this set is written.
-CAUSED: tuple[type[Event], ...] = (Fire, Complete, Expire, Purge)
+CAUSED: tuple[type[Event], ...] = (Fire, Complete, Expire, Purge, TryComplete)
 #: their ``kind`` tags, for code that sees kinds (the adapter protocol, traces)
 CAUSED_KINDS: tuple[str, ...] = tuple(c.kind for c in CAUSED)
 

@@ -28,7 +28,8 @@ class AddTask(Record):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class CancelTask(Record):
-    """``TimerTask.cancel()``."""
+    """``TimerTask.cancel()``.  A task id never added is a task with no entry: a no-op whose
+    result is false (SEMANTICS.md, "Cancel")."""
 
     kind = "cancel"
     task: int
@@ -68,6 +69,21 @@ class Watch(Record):
     keys: tuple[Key, ...]
     completable: bool = False
     completes_on_retry: bool = dataclasses.field(default=False, metadata={"omit_default": True})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Resubmit(Record):
+    """``DelayedOperationPurgatory.tryCompleteElseWatch(op, keys)`` again, for an operation that
+    an earlier :class:`Watch` made, in whatever state it is now (watched, completed, expired,
+    cancelled for a key).  Kafka does not refuse it; what follows is SEMANTICS.md, "Resubmit":
+    the two ``tryComplete`` calls as for a new operation; a completed operation is not watched
+    again (current Kafka) and not re-timed, but still counted in ``estimated``; an uncompleted
+    one is appended to the keys' lists again and re-timed from now with its own timeout (its
+    ``delayMs`` is final), the new timer entry replacing the old."""
+
+    kind = "resubmit"
+    op: int
+    keys: tuple[Key, ...]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -119,10 +135,11 @@ class NumDelayed(Record):
 
 Op = (
     AddTask | CancelTask | AdvanceTo | Size | Watch | SetCompletable | CheckAndComplete
-    | CancelForKey | ForceComplete | Watched | NumDelayed
+    | CancelForKey | ForceComplete | Watched | NumDelayed | Resubmit
 )
 TIMER_OPS = (AddTask, CancelTask, AdvanceTo, Size)
-PURGATORY_OPS = (Watch, SetCompletable, CheckAndComplete, CancelForKey, ForceComplete, Watched, NumDelayed)
+PURGATORY_OPS = (Watch, SetCompletable, CheckAndComplete, CancelForKey, ForceComplete, Watched, NumDelayed,
+                 Resubmit)
 OPS: dict[str, type[Op]] = registry(*TIMER_OPS, *PURGATORY_OPS)
 
 
@@ -137,7 +154,7 @@ METHODS: dict[type, str] = {
     AddTask: "add", CancelTask: "cancel", AdvanceTo: "advance_to", Size: "size",
     Watch: "watch", SetCompletable: "set_completable", CheckAndComplete: "check_and_complete",
     CancelForKey: "cancel_for_key", ForceComplete: "force_complete", Watched: "watched",
-    NumDelayed: "num_delayed",
+    NumDelayed: "num_delayed", Resubmit: "resubmit",
 }
 
 

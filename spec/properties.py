@@ -102,6 +102,14 @@ PROPERTIES: tuple[Property, ...] = (
        "SEMANTICS.md Purgatory (cancelForKey)"),
     _p(HISTORY, "num-delayed", "numDelayed() and Purge.delayed equal the purgatory timer's size",
        "SEMANTICS.md Size, Purge"),
+    _p(HISTORY, "executor-order",
+       "an advance's Purge sits among its expirations as the declared executor order allows",
+       "SEMANTICS.md Purge (the executor race: SystemTimer's executor vs the reaper's purge check)"),
+    _p(HISTORY, "try-complete-calls",
+       "reported tryComplete calls: twice in tryCompleteElseWatch unless the first completes, once per listed "
+       "uncompleted occurrence in checkAndComplete, never on a completed operation, nowhere else",
+       "SEMANTICS.md tryComplete calls (DelayedOperation.safeTryCompleteOrElse, Watchers.tryCompleteWatched; "
+       "KAFKA-1952, KAFKA-17848)"),
     # -- the conformance judge, beyond the history checker's --
     _p(RUN, "expected", "a scenario step's response matches its expected outcome",
        "the scenario file (conformance/scenarios/, each citing its Kafka test or rule)"),
@@ -160,7 +168,8 @@ PROPERTIES: tuple[Property, ...] = (
 )
 
 #: history properties the set-based trace analysis cannot judge (they need per-row state)
-NOT_JUDGED_BY_TRACE = ("size", "num-delayed", "cancel-for-key-result", "complete-context")
+NOT_JUDGED_BY_TRACE = ("size", "num-delayed", "cancel-for-key-result", "complete-context", "executor-order",
+                       "try-complete-calls")
 
 
 def names(judge: str) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ caused events, :data:`.events.CAUSED`).  This module is the one statement of tha
 * ``Size`` / ``Watched`` / ``NumDelayed`` -> ``Observe`` (``what`` = the operation's kind), field
   ``value``: int;
 * ``Watch`` -> ``TryCompleteElseWatch``, field ``result``: bool, completed inside the call;
+* ``Resubmit`` -> ``Resubmit``, field ``result``: bool, completed inside the call;
 * ``SetCompletable`` -> ``SetCompletable``: nothing;
 * ``CheckAndComplete`` -> ``CheckAndComplete``, field ``completed``: int, operations completed;
 * ``CancelForKey`` -> ``CancelForKey``, field ``ops``: ids, the operations removed, in watch order;
@@ -57,6 +58,7 @@ RESULTS: dict[type, ResultRule] = {
     ops.ForceComplete: ResultRule(ev.ForceComplete, "result", BOOL),
     ops.Watched: ResultRule(ev.Observe, "value", INT),
     ops.NumDelayed: ResultRule(ev.Observe, "value", INT),
+    ops.Resubmit: ResultRule(ev.Resubmit, "result", BOOL),
 }
 assert set(RESULTS) == set(ops.OPS.values()), "every operation has a result rule"
 assert not {r.event for r in RESULTS.values()} & set(ev.CAUSED), "a result event is never a caused one"

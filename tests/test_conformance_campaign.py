@@ -22,7 +22,7 @@ from wheelspec.spec import ops
 #: generator changes on purpose, bump that kind's version in GENERATORS and its digest here.
 GOLDEN = {
     "timer": "15de2b8210857b1b253b9a3414ac5b8031c41cd151283ce820c738c09e2e49e4",
-    "purgatory": "842a9449a2c424b5fd3deeddc7d35ca81421cebd30d52c31a922e412bf517a59",
+    "purgatory": "d0a782fc673f73b8e12e8b273f7f1adfe5ba51fead3d1e6ab98c868b30876fd3",
 }
 
 

@@ -1,5 +1,5 @@
 """The scenario corpus: well-formed, covering the issue's list, and passed by our implementations
-(reference in-process and over protocol v1, its MockTimer profile, the optimized engine) and by
+(reference in-process and over the adapter protocol, its MockTimer profile, the optimized engine) and by
 the JavaScript heap timer (through the subprocess path, judged by the strict profile)."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_js_heap_timer_passes_through_the_subprocess_path():
     if NODE is None:
         pytest.fail("node is not installed: the JavaScript adapter fixture needs it "
                     "(bash .ci/system-deps, or apt-get install nodejs)")
-    results = _run_all(f"cmd:{NODE} {ROOT / 'tests' / 'fixtures' / 'heap_timer.js'}")
+    results = _run_all(f"cmd:{NODE} {ROOT / 'docs' / 'examples' / 'heap_timer.js'}")
     assert not [(r.name, r.failures) for r in results if r.status == "fail"]
     passed = [r.name for r in results if r.status == "pass"]
     na = [r for r in results if r.status == "n/a"]

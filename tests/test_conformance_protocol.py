@@ -111,7 +111,7 @@ def _replay_session(block: str, argv: list[str], prefix: list[str]) -> None:
 
 
 def test_protocol_page_has_two_example_sessions():
-    assert len(_sessions()) == 2
+    assert len(_sessions()) == 3
 
 
 @pytest.mark.external("node")
@@ -120,7 +120,7 @@ def test_protocol_page_timer_session_is_what_the_js_adapter_says():
     if NODE is None:
         pytest.fail("node is not installed: the JavaScript adapter fixture needs it "
                     "(bash .ci/system-deps, or apt-get install nodejs)")
-    _replay_session(_sessions()[0], [NODE, "tests/fixtures/heap_timer.js"], [])
+    _replay_session(_sessions()[0], [NODE, "docs/examples/heap_timer.js"], [])
 
 
 def test_protocol_page_purgatory_session_is_what_the_reference_says():

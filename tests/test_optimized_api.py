@@ -115,7 +115,7 @@ def test_purgatory_refuses_bad_input() -> None:
 
 @pytest.mark.parametrize("call", [
     lambda s: s.add(-1, 5), lambda s: s.add(2**31, 5), lambda s: s.add(1, MAX_DELAY_MS + 1),
-    lambda s: s.add(1, 1.5), lambda s: s.cancel(99), lambda s: s.advance_to(-1),
+    lambda s: s.add(1, 1.5), lambda s: s.cancel(-1), lambda s: s.advance_to(-1),
     lambda s: s.watch(1, 5, []), lambda s: s.watch(1, 5, [1.5]), lambda s: s.watch(1, 5, "ab"),
     lambda s: s.watch(-1, 5, ["a"]), lambda s: s.watch(1, MAX_DELAY_MS + 1, ["a"]),
     lambda s: (s.watch(1, 5, ["a"]), s.watch(1, 5, ["a"])), lambda s: s.force_complete(42),

@@ -3,9 +3,10 @@
 A Hypothesis state machine draws wheel parameters (tick 1-50, wheel size 2-64, purge interval
 0-50, a start time), then drives ``wheelspec.reference.Simulation`` and
 ``wheelspec.optimized.Simulation`` with identical operations: add, re-add, cancel (also after a
-fire, and of unknown ids), advances by small, wheel-sized and huge steps and by zero, watches with
-1-5 keys (repeats allowed; completable at once, on the second try, or not), set_completable,
-check_and_complete, cancel_for_key, force_complete.  The same machines run under the strict-gt
+fire, and of ids never added, a no-op returning False), advances by small, wheel-sized and huge
+steps and by zero, watches with 1-5 keys (repeats allowed; completable at once, on the second
+try, or not), set_completable, check_and_complete, cancel_for_key, force_complete, resubmit (of
+watched, completed, expired and unknown operations).  The same machines run under the strict-gt
 profile (Kafka's MockTimer on both sides, with either size rule; ``GtTimerLockstep``,
 ``GtLockstep``), where small delays make many entries share an expiration and the JDK heap's tie
 order decides the fire order.
@@ -133,7 +134,7 @@ class TimerLockstep(RuleBasedStateMachine):
 
     @rule(task=TASKS)
     def cancel(self, task: int) -> None:
-        self.both("cancel", task)  # unknown ids raise KeyError on both sides
+        self.both("cancel", task)  # an id never added: a no-op returning False on both sides
 
     @rule(step=st.integers(0, 3))
     def advance_small(self, step: int) -> None:
@@ -200,6 +201,11 @@ class Lockstep(TimerLockstep):
         delay = data.draw(st.one_of(st.integers(-2, 3 * self.tick), self.delay_strategy()), label="delay")
         self.both("watch", self.next_op, delay, keys, completable, on_retry)
         self.next_op += 1
+
+    @rule(op=st.integers(0, 12), keys=st.lists(KEYS, min_size=1, max_size=3))
+    def resubmit(self, op: int, keys: list[object]) -> None:
+        """tryCompleteElseWatch of an existing operation, in whatever state (unknown ids: KeyError)."""
+        self.both("resubmit", op, keys)
 
     @rule(op=st.integers(0, 12), value=st.booleans())
     def set_completable(self, op: int, value: bool) -> None:

@@ -78,8 +78,7 @@ def test_time_never_goes_back():
 
 def test_unknown_ids_and_reused_op_ids():
     sim = Simulation()
-    with pytest.raises(KeyError, match="unknown task id 3"):
-        sim.cancel(3)
+    assert sim.cancel(3) is False  # a task never added: Kafka's cancel is a no-op
     with pytest.raises(KeyError, match="unknown op id 4"):
         sim.force_complete(4)
     sim.watch(1, 10, ["k"])

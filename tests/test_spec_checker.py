@@ -89,6 +89,23 @@ CASES = [
     ("purge-delayed", K1, [W(0, 1, 5, ("a",), False), CP(0, 1, "force"), FC(0, 1, True), P(0, 1, 0, 1), V(0)],
      [W(0, 1, 5, ("a",), False), CP(0, 1, "force"), FC(0, 1, True), P(0, 1, 1, 1), V(0)], "num-delayed",
      ["reports 1 delayed"]),
+    # the executor race (SEMANTICS.md, Purge): the purge check runs before or after the executor
+    # completes what the advance handed over, as the declared executor order allows
+    ("purge-before-expiry", K1, [W(0, 1, 1, ("a",), False), CP(1, 1, "expire"), X(1, 1), P(1, 1, 0, 1), V(1)],
+     [W(0, 1, 1, ("a",), False), P(1, 1, 0, 0), CP(1, 1, "expire"), X(1, 1), V(1)], "executor-order",
+     ["purge at 1 came before the expiration of op 1", "'expire-before-purge'", "'purge-before-expire'"]),
+    ("expiry-before-purge", profile("kafka", 1, executor_order="purge-before-expire"),
+     [W(0, 1, 1, ("a",), False), P(1, 1, 0, 0), CP(1, 1, "expire"), X(1, 1), V(1)],
+     [W(0, 1, 1, ("a",), False), CP(1, 1, "expire"), X(1, 1), P(1, 1, 0, 1), V(1)], "executor-order",
+     ["purge at 1 came after the expiration of op 1", "'purge-before-expire'"]),
+    ("purge-delayed-race", profile("kafka", 1, executor_order="either"),
+     [W(0, 1, 1, ("a",), False), P(1, 1, 0, 0), CP(1, 1, "expire"), X(1, 1), V(1)],
+     [W(0, 1, 1, ("a",), False), P(1, 1, 1, 0), CP(1, 1, "expire"), X(1, 1), V(1)], "num-delayed",
+     ["reports 1 delayed", "leaves 0", "1 more left it for the executor"]),
+    # reported tryComplete calls (SEMANTICS.md, "tryComplete calls"): the second try is missing
+    ("try-complete-calls", K1, [ev.TryComplete(0, 1, False), ev.TryComplete(0, 1, False), W(0, 1, 5, ("a",), False)],
+     [ev.TryComplete(0, 1, False), W(0, 1, 5, ("a",), False)], "try-complete-calls",
+     ["called tryComplete once", "returned false"]),
 ]
 
 
@@ -195,6 +212,7 @@ CORES = {
     "cfk-missing": (1, 2),             # watch of op 2 on 'a', cancelForKey('a') without it
     "num-delayed": (0, 1),             # watch, num_delayed()=0
     "purge-delayed": (0, 1, 3),        # watch, its forced completion, purge counting it
+    "purge-delayed-race": (0, 1, 2),   # watch, purge counting it, its expiry after the purge
 }
 
 

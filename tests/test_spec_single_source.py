@@ -131,8 +131,8 @@ def test_scanner_catches_planted_restatements(tmp_path: Path) -> None:
         'CAP = (1 << 31) - 1                  # 11\n'
         'OK = 2**31                           # 12: not a limit\n'
         'ALSO_OK = x == "kafka-ish"           # 13: not a profile name\n'
-        'C = (ev.Fire, ev.Complete, ev.Expire, ev.Purge)  # 14\n'
-        'K = {"purge", "fire", "expire", "complete"}      # 15\n'
+        'C = (ev.Fire, ev.Complete, ev.Expire, ev.Purge, ev.TryComplete)  # 14\n'
+        'K = {"purge", "fire", "expire", "complete", "try_complete"}      # 15\n'
         'SOME = ("fire", "complete")                      # 16: not the caused set\n')
     found = scan_file(planted, tmp_path)
     assert sorted((line, rule) for _, line, rule, _ in found) == [

@@ -1,8 +1,9 @@
 """The in-process adapter interface: what an implementation offers the runner, and the wrapper
 that makes any simulation-shaped engine an adapter.
 
-An :class:`Adapter` is the in-process twin of protocol v1 (``docs/PROTOCOL.md``): ``hello`` is
-the handshake, ``reset`` starts a fresh instance, ``request`` executes one operation of
+An :class:`Adapter` is the in-process twin of the adapter protocol (``docs/PROTOCOL.md``): ``hello``
+is the handshake (its capabilities' ``protocol`` says which version the adapter speaks: 1 unless it
+says otherwise), ``reset`` starts a fresh instance, ``request`` executes one operation of
 :mod:`wheelspec.spec.ops` and returns the events it caused and its result.  The subprocess
 adapter (:mod:`.subprocess_adapter`) implements the same interface over a pipe, so the runner
 cannot tell them apart.
@@ -27,12 +28,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, result_of_event
 from wheelspec.spec import ops
-from wheelspec.spec.limits import RangeError
+from wheelspec.spec.limits import MAX_ID, RangeError
 
 
 @runtime_checkable
 class Adapter(Protocol):
-    """What the runner needs of an implementation (in-process form of protocol v1)."""
+    """What the runner needs of an implementation (in-process form of the protocol; the version is
+    ``hello().capabilities.protocol``)."""
 
     def hello(self) -> Hello:
         """Name and capabilities (the handshake)."""
@@ -72,22 +74,49 @@ class SimulationAdapter:
     appended as they happen) and ``now``.
 
     The events a request caused are the history's new entries minus the last one, which is the
-    request's own result event (the ordering rule of :mod:`wheelspec.spec.events`)."""
+    request's own result event (the ordering rule of :mod:`wheelspec.spec.events`).
+
+    The protocol version is ``capabilities.protocol``: under version 1 a cancel of a task never
+    added is refused ``unknown-id`` here (the engines answer Kafka's no-op, false, which version 2
+    passes on); with ``capabilities.reports_try_complete`` the factory is also given
+    ``try_complete_events=True`` (the engines then record each ``tryComplete`` call)."""
 
     def __init__(self, factory: Callable[..., Any], name: str, capabilities: Capabilities,
                  version: str = "") -> None:
         self._factory = factory
         self._hello = Hello(name, capabilities, version)
         self._sim: Any = None
+        self._added: set[int] = set()  # task ids an accepted add named since the reset
 
     def hello(self) -> Hello:
         return self._hello
 
+    def speak(self, version: int) -> None:
+        """Speak protocol ``version`` (at most the declared one): the server side of a hello that
+        offers only older versions (:mod:`.serve`).  Below 2 the adapter reports no tryComplete
+        calls."""
+        caps = self._hello.capabilities
+        if not 1 <= version <= caps.protocol:
+            raise ValueError(f"{self._hello.name} speaks protocol 1 to {caps.protocol}, not {version}")
+        import dataclasses
+
+        caps = dataclasses.replace(caps, protocol=version,
+                                   reports_try_complete=caps.reports_try_complete and version >= 2)
+        self._hello = dataclasses.replace(self._hello, capabilities=caps)
+
+    @property
+    def simulation(self) -> Any:
+        """The engine instance of the current run (None before the first ``reset``): the judge
+        steers the reference through it (``Simulation.set_purge_point``)."""
+        return self._sim
+
     def reset(self, config: Config) -> None:
         self.close()
         cfg = self._hello.capabilities.effective(config)
+        self._added = set()
+        extra = {"try_complete_events": True} if self._hello.capabilities.reports_try_complete else {}
         self._sim = self._factory(tick_ms=cfg.tick_ms, wheel_size=cfg.wheel_size, start_ms=cfg.start_ms,
-                                  purge_interval=cfg.purge_interval)
+                                  purge_interval=cfg.purge_interval, **extra)
 
     def request(self, op: ops.Op) -> Response:
         sim = self._sim
@@ -95,6 +124,11 @@ class SimulationAdapter:
             raise RuntimeError("request before reset")
         if not self._hello.capabilities.supports(op):
             return Response(error=("unsupported", f"{op.kind} is not offered by {self._hello.name}"))
+        if (isinstance(op, ops.CancelTask) and self._hello.capabilities.protocol < 2
+                and _never_added(op.task, self._added)):
+            # Protocol v1 refuses a cancel of a task never added (unknown-id); the engines
+            # themselves answer Kafka's no-op, false (SEMANTICS.md, "Cancel"), as version 2 does.
+            return Response(now=sim.now, error=("unknown-id", f"cancel: unknown task id {op.task}"))
         hist = sim.history
         before = len(hist)
         try:
@@ -103,6 +137,8 @@ class SimulationAdapter:
             events = getattr(hist, "events", hist)
             del events[before:]  # whatever a refused request logged is not part of the run
             return Response(now=sim.now, error=error_of(exc))
+        if isinstance(op, ops.AddTask):
+            self._added.add(op.task)
         new = list(hist[before:]) if not hasattr(hist, "events") else hist.events[before:]
         if not new:
             return Response(now=sim.now, error=("internal", f"{op.kind} recorded no result event"))
@@ -114,6 +150,12 @@ class SimulationAdapter:
             if close is not None:
                 close()
             self._sim = None
+
+
+def _never_added(task: object, added: set[int]) -> bool:
+    """A cancel's task id is an in-range int that no accepted add named (an out-of-range or
+    non-int id is the engine's to refuse: range and type errors come first)."""
+    return type(task) is int and 0 <= task <= MAX_ID and task not in added
 
 
 ALL_CONFIGURABLE = ("tick_ms", "wheel_size", "start_ms", "purge_interval")

@@ -1,4 +1,5 @@
-"""Adapter protocol v1: the wire format between the runner and an implementation under test.
+"""Adapter protocol, versions 1 and 2: the wire format between the runner and an implementation
+under test.
 
 The full description, written for someone implementing an adapter in another language, is
 ``docs/PROTOCOL.md``; this module is its executable form, shared by the runner
@@ -7,13 +8,21 @@ The full description, written for someone implementing an adapter in another lan
 One JSON object per line in each direction.  The runner sends requests, the adapter answers each
 with exactly one response carrying the same ``id``:
 
-* ``{"id": 0, "type": "hello", "protocol": 1}`` -> ``{"id": 0, "ok": true, "protocol": 1,
-  "name": ..., "capabilities": {...}}``
+* ``{"id": 0, "type": "hello", "protocol": 1, "protocols": [1, 2]}`` -> ``{"id": 0, "ok": true,
+  "protocol": V, "name": ..., "capabilities": {...}}``: the runner offers the versions it speaks
+  (``protocol`` stays 1 for adapters that know only version 1 and read that field), the adapter
+  answers with the one it uses (:func:`negotiate`);
 * ``{"id": n, "type": "reset", "config": {...}}`` -> ``{"id": n, "ok": true}`` (a fresh, empty
   timer / purgatory whose virtual clock reads ``start_ms``)
 * ``{"id": n, "type": "op", "op": {<a wheelspec.spec.ops record>}}`` -> ``{"id": n, "ok": true,
   "now": T, "events": [<Fire/Complete/Expire/Purge records caused by the request>], "result": R}``
 * ``{"id": n, "type": "bye"}`` -> ``{"id": n, "ok": true}``, then the adapter exits 0.
+
+Version 2 adds (:data:`V2_OPS`, ``docs/PROTOCOL.md`` "Protocol version 2"): the ``resubmit``
+request (``tryCompleteElseWatch`` of an existing operation); the capability
+``reports_try_complete``, under which the adapter reports each ``tryComplete`` call as a
+``try_complete`` event; and a ``cancel`` of a task never added, answered with result false
+(Kafka's no-op) where version 1 refuses it ``unknown-id``.
 
 An operation the adapter refuses is answered ``{"id": n, "ok": false, "error": {"type": T,
 "message": M}}`` with ``T`` one of :data:`ERROR_TYPES`.  The runner turns the response into the
@@ -32,10 +41,20 @@ from wheelspec.spec import events as ev
 from wheelspec.spec import ops, properties, results
 from wheelspec.spec.errors import ProtocolError
 from wheelspec.spec.events import CAUSED_KINDS
-from wheelspec.spec.profiles import KAFKA, PROFILE_NAMES, behaviour
+from wheelspec.spec.profiles import EXPIRE_BEFORE_PURGE, KAFKA, PROFILE_NAMES, behaviour, check_executor_order
 from wheelspec.spec.show import json_short  # (importable from here too: adapters quote values with it)
 
-PROTOCOL_VERSION = 1
+#: every protocol version this runner speaks, oldest first
+PROTOCOL_VERSIONS = (1, 2)
+#: the newest of them (what wheelspec's own engines speak)
+PROTOCOL_VERSION = PROTOCOL_VERSIONS[-1]
+#: what a hello request's ``protocol`` field says: the version an adapter that knows only version
+#: 1 reads and answers (``protocols`` lists every version offered)
+BASE_VERSION = PROTOCOL_VERSIONS[0]
+#: operations only version 2 sends
+V2_OPS: tuple[type, ...] = (ops.Resubmit,)
+#: the caused event kinds only an adapter declaring ``reports_try_complete`` (version 2) reports
+TRY_COMPLETE_KIND = ev.TryComplete.kind
 
 #: error types an adapter may answer with (``docs/PROTOCOL.md``, "Errors")
 ERROR_TYPES = ("range", "type", "unknown-id", "invalid", "unsupported", "internal")
@@ -104,23 +123,40 @@ class Capabilities:
     #: ``ranges``); ``unbounded``: accepts any value by design, so out-of-range requests are left
     #: out of its campaign schedules and ``ranges`` is not judged (``docs/PROTOCOL.md``)
     ranges: str = "bounded"
+    #: which orders of an advance's purge and its expirations the implementation may show (the
+    #: executor race: :data:`wheelspec.spec.profiles.EXECUTOR_ORDERS`; ``docs/PROTOCOL.md``)
+    executor_order: str = EXPIRE_BEFORE_PURGE
+    #: protocol 2: the adapter reports every ``tryComplete`` call as a ``try_complete`` event, so
+    #: the call pattern (property ``try-complete-calls``) is judged; otherwise it is not judged
+    reports_try_complete: bool = False
+    #: the protocol version the adapter speaks (its hello's ``protocol``, not a key of the wire's
+    #: capabilities object): version 1 is sent no :data:`V2_OPS` and no cancel of a task never added
+    protocol: int = BASE_VERSION
 
     def to_dict(self) -> dict[str, Any]:
+        """The wire's ``capabilities`` object (without :attr:`protocol`, which the hello carries)."""
         d = dataclasses.asdict(self)
         d["configurable"] = list(self.configurable)
         d["unobservable"] = list(self.unobservable)
+        del d["protocol"]
+        if self.executor_order == EXPIRE_BEFORE_PURGE:
+            del d["executor_order"]  # the default: v1 hellos (and campaign identities) stay as they were
+        if not self.reports_try_complete:
+            del d["reports_try_complete"]  # likewise
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> Capabilities:
+    def from_dict(cls, d: Any, protocol: int = BASE_VERSION) -> Capabilities:
+        """The capabilities object of a hello response that said ``protocol``."""
         if not isinstance(d, dict):
             raise ProtocolError(f"capabilities must be an object, got {json_short(d)}")
-        known = {f.name for f in dataclasses.fields(cls)}
+        known = {f.name for f in dataclasses.fields(cls)} - {"protocol"}
         extra = set(d) - known
         if extra:
             raise ProtocolError(f"capabilities: unknown key {sorted(extra)[0]!r} (known: {', '.join(sorted(known))})")
         out: dict[str, Any] = {}
-        for k in ("timer", "purgatory"):
+        out["protocol"] = protocol
+        for k in ("timer", "purgatory", "reports_try_complete"):
             if k in d:
                 if not isinstance(d[k], bool):
                     raise ProtocolError(f"capabilities.{k} must be true or false, got {json_short(d[k])}")
@@ -157,9 +193,17 @@ class Capabilities:
                 raise ProtocolError(f"capabilities.ranges must be one of {', '.join(RANGES)}, "
                                     f"got {json_short(d['ranges'])}")
             out["ranges"] = d["ranges"]
+        if "executor_order" in d:
+            try:
+                out["executor_order"] = check_executor_order(d["executor_order"], out.get("profile", KAFKA))
+            except ValueError as e:
+                raise ProtocolError(f"capabilities.executor_order: {e}") from None
         caps = cls(**out)
         if not caps.timer and not caps.purgatory:
             raise ProtocolError("capabilities: an adapter must offer a timer, a purgatory or both")
+        if caps.reports_try_complete and protocol < 2:
+            raise ProtocolError("capabilities.reports_try_complete needs protocol 2; "
+                                f"the hello says protocol {protocol}")
         return caps
 
     def effective(self, config: Config) -> Config:
@@ -177,6 +221,10 @@ class Capabilities:
         return self.profile in PROFILE_NAMES and behaviour(self.profile).uses_tick and has_tick and has_wheel
 
     def supports(self, op: ops.Op) -> bool:
+        """Is ``op`` sent to this implementation at all: an operation of what it offers, and of
+        its protocol version (a version-1 adapter is never sent :data:`V2_OPS`)."""
+        if isinstance(op, V2_OPS) and self.protocol < 2:
+            return False
         if isinstance(op, ops.PURGATORY_OPS):
             return self.purgatory
         if isinstance(op, ops.AdvanceTo):
@@ -189,6 +237,30 @@ class Hello:
     name: str
     capabilities: Capabilities
     version: str = ""
+
+
+def hello_request() -> dict[str, Any]:
+    """The body of the runner's hello: ``protocol`` is :data:`BASE_VERSION` (what an adapter that
+    knows only version 1 reads), ``protocols`` every version offered."""
+    return {"type": "hello", "protocol": BASE_VERSION, "protocols": list(PROTOCOL_VERSIONS)}
+
+
+def offered_versions(request: Any) -> tuple[int, ...]:
+    """The versions a hello request offers: its ``protocols`` list, or (a runner that sends none)
+    its ``protocol``; ``()`` for a request that offers none recognisably."""
+    if not isinstance(request, dict):
+        return ()
+    offered = request.get("protocols", [request.get("protocol", BASE_VERSION)])
+    if not isinstance(offered, list):
+        return ()
+    return tuple(v for v in offered if _int(v))
+
+
+def negotiate(offered: Any, speaks: int) -> int | None:
+    """The version an adapter that speaks versions up to ``speaks`` answers a hello offering
+    ``offered`` with: the newest both know, None if there is none."""
+    common = [v for v in offered if _int(v) and BASE_VERSION <= v <= speaks]
+    return max(common) if common else None
 
 
 @dataclasses.dataclass
@@ -330,8 +402,10 @@ def parse_line(raw: bytes | bytearray, where: str = "response") -> Any:
     return msg
 
 
-def decode_response(msg: Any, op: ops.Op) -> Response:
+def decode_response(msg: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
     """Decode an op response (already parsed by :func:`parse_line`, id already checked).
+    ``caps``: the adapter's; a ``try_complete`` event is allowed only if it declared
+    ``reports_try_complete`` (None: allowed).
 
     Total: any malformed value raises :class:`ProtocolError` naming the field
     (:func:`protocol_error`), never another exception and never a verdict."""
@@ -371,6 +445,9 @@ def decode_response(msg: Any, op: ops.Op) -> Response:
             allowed = ", ".join(CAUSED_KINDS)
             raise protocol_error(f"{where}.kind", f"{where}: {what} (field \"kind\"; allowed: {allowed}; "
                                                   "the result event is built by the runner)")
+        if kind == TRY_COMPLETE_KIND and caps is not None and not caps.reports_try_complete:
+            raise protocol_error(f"{where}.kind", f"{where}: a {kind!r} event comes only from an adapter whose hello "
+                                                  "declared capabilities.reports_try_complete (protocol 2)")
         try:
             e = ev.event_from_dict(d)
         except ValueError as exc:

@@ -20,10 +20,10 @@ from wheelspec.spec.profiles import KAFKA, STRICT_GT
 #: built-in implementation names accepted by ``--impl``
 BUILTINS: dict[str, str] = {
     "reference": "the reference model, in-process (kafka profile)",
-    "reference-subprocess": "the reference model behind protocol v1 in a subprocess",
+    "reference-subprocess": "the reference model behind the protocol (version 2) in a subprocess",
     "reference-mock": "the reference's MockTimer profile (strict-gt), in-process",
     "optimized": "the numba engine, in-process",
-    "optimized-subprocess": "the numba engine behind protocol v1 in a subprocess",
+    "optimized-subprocess": "the numba engine behind the protocol (version 2) in a subprocess",
 }
 
 
@@ -31,7 +31,7 @@ def resolve(spec: str, *, timeout: float = 10.0, start_timeout: float = 30.0) ->
     """Turn an ``--impl`` value into a zero-argument factory of adapters.
 
     * a built-in name (:data:`BUILTINS`);
-    * ``cmd:COMMAND ARGS...`` (or any value with a space): a subprocess speaking protocol v1;
+    * ``cmd:COMMAND ARGS...`` (or any value with a space): a subprocess speaking the adapter protocol (version 1 or 2);
     * ``package.module:attr``: ``attr()`` returns an :class:`Adapter`, or a simulation-shaped
       object, in which case ``attr`` is taken as a factory accepting the reset configuration."""
     from wheelspec.conformance.adapters.subprocess_adapter import SubprocessAdapter

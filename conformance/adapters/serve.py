@@ -1,5 +1,10 @@
-"""The adapter's side of protocol v1, for Python implementations: serve any in-process
+"""The adapter's side of the protocol, for Python implementations: serve any in-process
 :class:`~wheelspec.conformance.adapters.base.Adapter` on stdin/stdout.
+
+The version is negotiated in the hello (:func:`~.protocol.negotiate`): the newest one both the
+runner's offer and the adapter (``capabilities.protocol``) know.  An adapter that speaks version 2
+(our engines do, reporting their ``tryComplete`` calls) answers a runner offering only version 1
+as a version-1 adapter (its ``speak(1)``).
 
 ``python -m wheelspec.conformance.adapters.serve reference`` (or ``optimized``, ``reference-mock``, or
 ``package.module:factory``) is the subprocess entry point of our own engines; the runner reaches
@@ -13,7 +18,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from wheelspec.conformance.adapters.protocol import PROTOCOL_VERSION, Config, Response
+from wheelspec.conformance.adapters.protocol import Config, Response, negotiate, offered_versions
 from wheelspec.spec import ops
 
 
@@ -37,7 +42,23 @@ def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) 
         try:
             if kind == "hello":
                 h = adapter.hello()
-                send({"id": rid, "ok": True, "protocol": PROTOCOL_VERSION, "name": h.name, "version": h.version,
+                offered = offered_versions(req)
+                version = negotiate(offered, h.capabilities.protocol)
+                if version is None:
+                    send({"id": rid, "ok": False, "error": {"type": "unsupported", "message":
+                          f"{h.name} speaks protocol 1 to {h.capabilities.protocol}, "
+                          f"the runner offers {list(offered)}"}})
+                    continue
+                if version != h.capabilities.protocol:
+                    speak = getattr(adapter, "speak", None)
+                    if speak is None:
+                        send({"id": rid, "ok": False, "error": {"type": "unsupported", "message":
+                              f"{h.name} speaks protocol {h.capabilities.protocol} only, the runner offers "
+                              f"{list(offered)}"}})
+                        continue
+                    speak(version)  # an older runner: answer as that version's adapter
+                    h = adapter.hello()
+                send({"id": rid, "ok": True, "protocol": version, "name": h.name, "version": h.version,
                       "capabilities": h.capabilities.to_dict()})
             elif kind == "reset":
                 adapter.reset(Config.from_dict(req.get("config", {})))

@@ -30,12 +30,20 @@ How a schedule is drawn (``docs/CAMPAIGN.md``, "Generation", says why each part 
   sees many operations), ``set_completable``, ``check`` (mostly of keys with watchers),
   ``cancel_for_key``, ``force_complete``, ``watched`` / ``num_delayed``, advances, the timer
   moves, and a *crowd*: many operations watching one key, some completed from outside or made
-  completable, then checks of that key (a long watcher list with completed entries in it);
+  completable, then checks of that key (a long watcher list with completed entries in it); a
+  *resubmit* (``tryCompleteElseWatch`` again) of an operation in each state: watched, completed
+  (forced, or made completable so the resubmit's own try completes it), expired, cancelled for a
+  key, often followed by what shows its effect (``num_delayed`` / ``watched``, a check, an
+  advance past the re-timed deadline); a cancel of a task id never added (Kafka's no-op);
 * **out-of-range requests** (:data:`OUT_OF_RANGE_SHARE` of the schedules): one or two requests
   beyond ``spec/limits.py`` (a delay past the largest, a clock reading past the last, a negative
   or too large id), so a missing range check fails property ``ranges`` without the corpus.  An
   implementation declaring ``ranges: unbounded`` gets its schedules without them
   (:func:`narrow`).
+
+Resubmits and cancels of never-added tasks are protocol version 2: :func:`narrow` leaves them out
+of a version-1 implementation's schedules (they are drawn in the purgatory kind only, whose
+generator version is :data:`PURGATORY_GENERATOR`; the timer kind draws what it drew before).
 
 :func:`run_seed_range` is the unit of work (a pure function of its arguments; later distributed
 campaigns split seed ranges over workers): it returns one :class:`SeedOutcome` per seed, a
@@ -61,9 +69,11 @@ from wheelspec.spec.findings import Finding
 
 KINDS = ("timer", "purgatory")
 GENERATOR = "wheelspec-campaign-v3"
+#: the purgatory kind's generator: v3's moves plus resubmits and cancels of never-added tasks
+PURGATORY_GENERATOR = "wheelspec-campaign-v4"
 #: The generator version of each kind (a schedule is a pure function of version, kind and seed;
 #: ``docs/CAMPAIGN.md`` lists what each version draws).
-GENERATORS = {"timer": GENERATOR, "purgatory": GENERATOR}
+GENERATORS = {"timer": GENERATOR, "purgatory": PURGATORY_GENERATOR}
 
 #: length classes: (name, share of schedules, fewest operations, most operations); shares add up
 #: to 1 (a schedule ends with the move that reaches its length, plus a final draining advance)
@@ -76,7 +86,10 @@ TIMER_MOVES = {"add": 1.0, "advance": 1.0, "cancel": 0.6, "readd": 0.5, "size": 
 #: purgatory moves (beside the timer ones), each enabled with this probability (``watch`` and
 #: ``advance`` always)
 PURGATORY_MOVES = {"watch": 1.0, "advance": 1.0, "set_completable": 0.8, "check": 0.9, "cancel_for_key": 0.5,
-                   "force_complete": 0.6, "observe": 0.6, "timer": 0.5, "crowd": 0.5}
+                   "force_complete": 0.6, "observe": 0.6, "timer": 0.5, "crowd": 0.5, "resubmit": 0.6,
+                   "cancel_unknown": 0.3}
+#: the states a resubmitted operation is brought into first (``_Schedule.resubmit``)
+RESUBMIT_STATES = ("any", "watched", "completed", "completable", "expired", "cancelled")
 #: delay regions: where wheels go wrong (module doc); each enabled with probability 0.6, one at least
 DELAY_REGIONS = ("tiny", "tick-boundary", "level-boundary", "nonpositive", "far", "window-edge")
 #: advance regions, likewise
@@ -144,6 +157,7 @@ class _Schedule:
         self.watched: list[int] = []
         self.watchers: Counter[Any] = Counter()
         self.next_op = 0
+        self.op_keys: dict[int, tuple[Any, ...]] = {}  # op -> the keys of its watch
 
     # ------------------------------------------------------------------ values -----------------
     def level_tick(self, level: int) -> int:
@@ -326,10 +340,12 @@ class _Schedule:
         self.advance(w2 + r.randrange(0, 2 * lo))
 
     # ------------------------------------------------------------------ purgatory moves --------
-    def watch(self, keys: tuple[Any, ...], completable: bool = False, retry: bool = False) -> int:
+    def watch(self, keys: tuple[Any, ...], completable: bool = False, retry: bool = False,
+              delay: int | None = None) -> int:
         op = self.next_op
-        self.emit(ops.Watch(op, self.delay(), keys, completable, retry))
+        self.emit(ops.Watch(op, self.delay() if delay is None else delay, keys, completable, retry))
         self.watched.append(op)
+        self.op_keys[op] = keys
         self.watchers.update(keys)
         self.next_op += 1
         return op
@@ -353,10 +369,57 @@ class _Schedule:
         if r.random() < 0.6:
             self.emit(r.choice((ops.Watched(), ops.NumDelayed(), ops.NumDelayed())))
 
+    def some_keys(self) -> tuple[Any, ...]:
+        return tuple(self.r.sample(self.keys, self.r.randrange(1, min(3, len(self.keys)) + 1)))
+
+    def resubmit(self) -> None:
+        """``tryCompleteElseWatch`` of an operation watched before, in a state drawn from
+        :data:`RESUBMIT_STATES` (SEMANTICS.md, "Resubmit"), then often what shows the effect: the
+        counters, a check of its keys, an advance past its re-timed deadline."""
+        r = self.r
+        state = r.choice(RESUBMIT_STATES)
+        if state == "expired" or not self.watched:
+            # a short timeout, run out: the resubmit finds the operation expired
+            timeout = r.randrange(-self.tick, 3 * self.tick + 2)
+            op = self.watch(self.some_keys(), delay=timeout)
+            self.advance(self.now + max(0, timeout) + r.randrange(self.tick, 2 * self.tick * self.wheel + 1))
+        else:
+            op = r.choice(self.watched)
+        if state == "completed":
+            self.emit(ops.ForceComplete(op))
+        elif state == "completable":
+            self.emit(ops.SetCompletable(op, True))
+        elif state == "cancelled":
+            key = r.choice(self.op_keys.get(op, self.keys))
+            self.watchers[key] = 0
+            self.emit(ops.CancelForKey(key))
+        keys = self.op_keys.get(op, self.keys[:1]) if r.random() < 0.4 else self.some_keys()
+        self.watchers.update(keys)
+        self.emit(ops.Resubmit(op, keys))
+        c = r.random()
+        if c < 0.35:
+            self.emit(r.choice((ops.NumDelayed(), ops.Watched())))
+        elif c < 0.55:
+            self.emit(ops.CheckAndComplete(r.choice(keys)))
+        elif c < 0.7:
+            self.advance(self.advance_target())
+
+    def cancel_unknown(self) -> None:
+        """``TimerTask.cancel()`` of a task no add named (Kafka: a no-op, false)."""
+        r = self.r
+        task = r.choice((self.next_task + r.randrange(0, 3), r.randrange(1000, 1100)))
+        if task in self.known:
+            task = max(self.known) + 1 + r.randrange(0, 3)
+        self.emit(ops.CancelTask(task))
+
     def purgatory_move(self, move: str) -> None:
         r = self.r
         if move == "crowd":
             self.crowd()
+        elif move == "resubmit":
+            self.resubmit()
+        elif move == "cancel_unknown":
+            self.cancel_unknown()
         elif move == "timer":
             self.timer_move(r.choice(("add", "cancel", "advance", "size", "cascade")))
         elif move == "watch" or (not self.watched and move not in ("advance", "observe")):
@@ -437,11 +500,28 @@ def swarm(kind: str, seed: int) -> dict[str, tuple[str, ...]]:
 
 def narrow(schedule: list[ops.Op], caps: Capabilities) -> list[ops.Op]:
     """The schedule as an implementation gets it: without the operations it does not offer (a
-    purgatory-only implementation gets no timer operations) and, if it declares ``ranges:
+    purgatory-only implementation gets no timer operations; a protocol-1 one no resubmits and no
+    cancels of a task never added, which only version 2 answers) and, if it declares ``ranges:
     unbounded``, without the out-of-range requests (property ``ranges`` is then not judged)."""
     out = [op for op in schedule if caps.supports(op)]
+    if caps.protocol < 2:
+        out = _without_never_added_cancels(out)
     if caps.ranges == "unbounded":
         out = [op for op in out if not out_of_range(op)]
+    return out
+
+
+def _without_never_added_cancels(schedule: list[ops.Op]) -> list[ops.Op]:
+    """``schedule`` without its cancels of an in-range task id that no in-range add before named
+    (version 1 refuses such a cancel ``unknown-id``, version 2 answers false)."""
+    added: set[int] = set()
+    out = []
+    for op in schedule:
+        if isinstance(op, ops.AddTask) and not out_of_range(op):
+            added.add(op.task)
+        elif isinstance(op, ops.CancelTask) and 0 <= op.task <= limits.MAX_ID and op.task not in added:
+            continue
+        out.append(op)
     return out
 
 

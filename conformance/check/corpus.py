@@ -27,7 +27,13 @@ object, checked on the response to that operation:
 ``now``        the clock reading after the request
 
 Expectations hold for the profiles in ``expect_profiles`` (default: every profile); a step may
-instead give ``{"kafka": {...}, "strict-gt": {...}}`` to pin each profile separately.  A ``kafka``
+instead give ``{"kafka": {...}, "strict-gt": {...}}`` to pin each profile separately.
+``expect_executor_orders`` (default: every order) limits them to implementations declaring one of
+those executor orders (``capabilities.executor_order``: which outcome of the executor race they
+show, :data:`wheelspec.spec.profiles.EXECUTOR_ORDERS`); ``expect_protocols`` (default: every
+version) to implementations speaking one of those protocol versions (a cancel of a task never
+added is refused under version 1 and answered false under version 2).  A scenario holding an
+operation of protocol version 2 only (``resubmit``) is not applicable to a version-1 adapter.  A ``kafka``
 expectation is checked only if the implementation runs the scenario's tick.  Every run is also
 judged by the claimed profile and the oracle (:mod:`.judge`), expectations or not.
 """
@@ -40,7 +46,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.adapters.protocol import Capabilities, Config
+from wheelspec.conformance.adapters.protocol import PROTOCOL_VERSIONS, V2_OPS, Capabilities, Config
 from wheelspec.conformance.check import scenario_schema
 from wheelspec.conformance.check.judge import claimed_profile, judge, out_of_range
 from wheelspec.conformance.check.runner import run_ops
@@ -49,7 +55,7 @@ from wheelspec.conformance.check.scenario_schema import TOP_KEYS as TOP_KEYS  # 
 from wheelspec.spec import ops
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.findings import Finding
-from wheelspec.spec.profiles import PROFILE_NAMES, behaviour
+from wheelspec.spec.profiles import EXECUTOR_ORDERS, PROFILE_NAMES, behaviour
 from wheelspec.spec.show import json_short
 
 
@@ -64,6 +70,8 @@ class Scenario:
     expect_profiles: tuple[str, ...] = PROFILE_NAMES
     origin: dict[str, Any] | None = None
     path: str | None = None
+    expect_executor_orders: tuple[str, ...] = EXECUTOR_ORDERS
+    expect_protocols: tuple[int, ...] = PROTOCOL_VERSIONS
 
     def needs(self) -> set[str]:
         need = set()
@@ -79,6 +87,14 @@ class Scenario:
         prof = caps.profile
         eff = caps.effective(self.config)
         out: list[dict[str, Any] | None] = []
+        if caps.executor_order not in self.expect_executor_orders:
+            return [None] * len(self.expects), (f"expectations are for executor order "
+                                                f"{' or '.join(self.expect_executor_orders)}, the implementation "
+                                                f"declares {caps.executor_order}")
+        if caps.protocol not in self.expect_protocols:
+            return [None] * len(self.expects), (f"expectations are for protocol "
+                                                f"{' or '.join(map(str, self.expect_protocols))}, the implementation "
+                                                f"speaks {caps.protocol}")
         for e in self.expects:
             if e and set(e) <= set(PROFILE_NAMES):
                 e = e.get(prof)
@@ -106,6 +122,10 @@ class Scenario:
         out["config"] = self.config.to_dict()
         if tuple(self.expect_profiles) != PROFILE_NAMES:
             out["expect_profiles"] = list(self.expect_profiles)
+        if tuple(self.expect_executor_orders) != EXECUTOR_ORDERS:
+            out["expect_executor_orders"] = list(self.expect_executor_orders)
+        if tuple(self.expect_protocols) != PROTOCOL_VERSIONS:
+            out["expect_protocols"] = list(self.expect_protocols)
         if self.origin:
             out["origin"] = self.origin
         out["steps"] = steps
@@ -143,8 +163,12 @@ def scenario_from_dict(d: Any, where: str) -> Scenario:
             _check_expect(expect, op, where, f"steps[{i}].expect")
         the_ops.append(op)
         expects.append(expect)
+    orders = (scenario_schema.check_executor_orders(d["expect_executor_orders"], where)
+              if "expect_executor_orders" in d else EXECUTOR_ORDERS)
+    protocols = (scenario_schema.check_protocols(d["expect_protocols"], where)
+                 if "expect_protocols" in d else PROTOCOL_VERSIONS)
     return Scenario(d["name"], config, the_ops, expects, d.get("description", ""), d.get("source", ""), profiles,
-                    d.get("origin"), where)
+                    d.get("origin"), where, orders, protocols)
 
 
 def _check_expect(e: Any, op: ops.Op, where: str, field: str) -> None:
@@ -207,6 +231,9 @@ def run_scenario(adapter: Any, caps: Capabilities, sc: Scenario) -> ScenarioResu
     if missing:
         return ScenarioResult(sc.name, "n/a", [], 0, f"needs a {' and a '.join(sorted(missing))}, "
                                                    f"which the implementation does not offer")
+    if caps.protocol < 2 and any(isinstance(op, V2_OPS) for op in sc.ops):
+        return ScenarioResult(sc.name, "n/a", [], 0, "needs protocol 2 (resubmit), and the implementation "
+                                                   f"speaks protocol {caps.protocol}")
     if caps.ranges == "unbounded" and any(out_of_range(op) for op in sc.ops):
         return ScenarioResult(sc.name, "n/a", [], 0, "has requests outside wheelspec's ranges, and the "
                                                    "implementation declares ranges unbounded")

@@ -6,7 +6,10 @@ at an operation (property, operation index, one-line message; the property names
 in :mod:`wheelspec.spec.properties`, judge ``run``):
 
 1. **Profile** -- the history checker (:func:`wheelspec.spec.checker.check_history`) under the
-   claimed profile (``kafka`` with the implementation's tick, ``strict``, ``strict-gt``).
+   claimed profile (``kafka`` with the implementation's tick, ``strict``, ``strict-gt``).  The
+   ``tryComplete`` call pattern (``try-complete-calls``) is judged only for an implementation that
+   reports its calls (``capabilities.reports_try_complete``, protocol 2); for any other purgatory
+   it is "not judged" (:func:`not_judged`).
 2. **Oracle** (differential) -- the same operations run on the reference:
 
    * an implementation claiming ``kafka`` with a tick and a wheel size is a Kafka-faithful wheel:
@@ -18,6 +21,13 @@ in :mod:`wheelspec.spec.properties`, judge ``run``):
      delay <= 0 task runs, so the oracle compares only which requests are refused (a refusal of a
      valid request, or acceptance of one outside wheelspec's ranges, is a failure) and leaves the
      rest to the profile's rules.
+
+   The reference speaks the implementation's protocol version (under version 1 it refuses a cancel
+   of a task never added, under version 2 it answers false) and reports its ``tryComplete`` calls
+   iff the implementation does.  It shows the executor-race outcome the implementation declares
+   (``capabilities.executor_order``); for ``either`` each advance's purge check comes where the
+   implementation's came (:func:`purge_points`), and the history checker judges the order itself
+   (property ``executor-order``).
 
    A request outside wheelspec's ranges (:func:`out_of_range`) that the implementation accepts is
    a finding of its own property, ``ranges``, not of the oracle: the range contract is judged
@@ -38,20 +48,31 @@ from wheelspec.spec import events as ev
 from wheelspec.spec import limits, ops, properties, show
 from wheelspec.spec.errors import RangeError
 from wheelspec.spec.findings import Finding
-from wheelspec.spec.profiles import KAFKA, STRICT_GT, Profile, behaviour, profile
+from wheelspec.spec.profiles import (
+    EITHER_ORDER,
+    EXPIRE_BEFORE_PURGE,
+    KAFKA,
+    STRICT_GT,
+    Profile,
+    behaviour,
+    profile,
+)
 
 
 def claimed_profile(caps: Capabilities, config: Config) -> Profile:
     eff = caps.effective(config)
-    return profile(caps.profile, tick=eff.tick_ms if behaviour(caps.profile).uses_tick else 1)
+    return profile(caps.profile, tick=eff.tick_ms if behaviour(caps.profile).uses_tick else 1,
+                   executor_order=caps.executor_order)
 
 
 # ----------------------------------------------------------------- 1. profile ------------------
-def profile_failures(run: Run, prof: Profile) -> list[Finding]:
-    """The history checker under ``prof``; violations mapped back to operations."""
+def profile_failures(run: Run, prof: Profile, *, reports_tries: bool = False) -> list[Finding]:
+    """The history checker under ``prof``; violations mapped back to operations.
+    ``reports_tries``: the implementation reports its ``tryComplete`` calls, whose pattern is then
+    judged (``try-complete-calls``); otherwise any it sent are ignored."""
     from wheelspec.spec.checker import check_history  # the one line that picks the checker
 
-    verdict = check_history(run.history, prof, stop_at_first=False)
+    verdict = check_history(run.history, prof, stop_at_first=False, reports_tries=reports_tries)
     out = []
     for v in verdict.violations:
         idx = [i for i in v.indices if 0 <= i < len(run.event_step)]
@@ -66,14 +87,21 @@ def profile_failures(run: Run, prof: Profile) -> list[Finding]:
 RESULT_PROPERTY: dict[type, str] = {
     ops.CancelTask: "cancel-result", ops.Size: "size", ops.Watch: "watch-result",
     ops.ForceComplete: "force-result", ops.CheckAndComplete: "check-count",
-    ops.CancelForKey: "cancel-for-key-result", ops.NumDelayed: "num-delayed",
+    ops.CancelForKey: "cancel-for-key-result", ops.NumDelayed: "num-delayed", ops.Resubmit: "watch-result",
 }
+
+#: the property only an implementation reporting its ``tryComplete`` calls can be judged on
+TRY_COMPLETE_PROPERTY = "try-complete-calls"
 
 
 def not_judged(caps: Capabilities) -> tuple[str, ...]:
-    """What the reports show as "not judged" for an implementation (``caps.unobservable``, and
-    ``ranges`` for one declaring ``ranges: unbounded``)."""
-    return tuple(caps.unobservable) + (("ranges",) if caps.ranges == "unbounded" else ())
+    """What the reports show as "not judged" for an implementation (``caps.unobservable``,
+    ``ranges`` for one declaring ``ranges: unbounded``, and ``try-complete-calls`` for a purgatory
+    that does not report its ``tryComplete`` calls)."""
+    out = tuple(caps.unobservable) + (("ranges",) if caps.ranges == "unbounded" else ())
+    if caps.purgatory and not caps.reports_try_complete and TRY_COMPLETE_PROPERTY not in out:
+        out += (TRY_COMPLETE_PROPERTY,)
+    return out
 
 
 def _unobserved_refusal(op: ops.Op, r: Any, unobserved: frozenset[str]) -> bool:
@@ -119,16 +147,61 @@ def oracle_mode(caps: Capabilities) -> str:
     return "refusals"
 
 
-def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op], probe: Any = None) -> Run:
-    """The operations run on the reference (configured as :func:`oracle_mode` says).  ``probe``
-    (a :class:`~.coverage.Probe`) watches the reference's internal state around each request:
-    the semantic coverage report is measured on this run."""
+def purge_points(run: Run) -> list[int | None]:
+    """Per step of ``run``: for an advance whose response holds a ``Purge``, how many expirations
+    (``Complete(via=expire)``) precede it; else None.  The oracle of an implementation declaring
+    executor order ``either`` runs each advance's purge check at the same point."""
+    out: list[int | None] = []
+    for step in run.steps:
+        point = None
+        if isinstance(step.op, ops.AdvanceTo) and step.response.error is None:
+            expiries = 0
+            for e in step.response.events:
+                if isinstance(e, ev.Purge):
+                    point = expiries
+                    break
+                if isinstance(e, ev.Complete) and e.via == "expire":
+                    expiries += 1
+        out.append(point)
+    return out
+
+
+class _FollowPurgePoints:
+    """Drives the reference so that each advance's purge check comes where the implementation's
+    came (``points``, per step: :func:`purge_points`): the executor race has many legal outcomes,
+    and the state after an advance (watch lists, later purges) depends on which one happened."""
+
+    def __init__(self, driven: Any, ref: Any, points: Sequence[int | None]) -> None:
+        self._driven, self._ref, self._points, self._i = driven, ref, points, 0
+
+    def reset(self, config: Config) -> None:
+        self._driven.reset(config)
+        self._i = 0
+
+    def request(self, op: ops.Op) -> Any:
+        i, self._i = self._i, self._i + 1
+        if isinstance(op, ops.AdvanceTo) and i < len(self._points) and self._points[i] is not None:
+            self._ref.simulation.set_purge_point(self._points[i])
+        return self._driven.request(op)
+
+
+def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op], probe: Any = None,
+               points: Sequence[int | None] | None = None) -> Run:
+    """The operations run on the reference (configured as :func:`oracle_mode` says, showing the
+    executor order the implementation declares).  ``probe`` (a :class:`~.coverage.Probe`) watches
+    the reference's internal state around each request: the semantic coverage report is measured
+    on this run.  ``points`` (:func:`purge_points`): where each advance's purge check comes, for
+    an implementation declaring executor order ``either``."""
     from wheelspec.conformance.adapters import reference_adapter
 
     mode = oracle_mode(caps)
-    ref = reference_adapter(STRICT_GT if mode == "multiset" else KAFKA)
+    order = EXPIRE_BEFORE_PURGE if caps.executor_order == EITHER_ORDER else caps.executor_order
+    ref = reference_adapter(STRICT_GT if mode == "multiset" else KAFKA, executor_order=order,
+                            protocol=caps.protocol, reports_try_complete=caps.reports_try_complete)
     eff = caps.effective(config)
     driven: Any = ref if probe is None else probe.wrap(ref)
+    if points is not None:
+        driven = _FollowPurgePoints(driven, ref, points)
     try:
         return run_ops(driven, eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval), operations)
     finally:
@@ -142,9 +215,10 @@ def out_of_range(op: ops.Op) -> bool:
         if isinstance(op, ops.AddTask):
             limits.check_range("task id", op.task, 0, limits.MAX_ID)
             limits.check_delay(op.delay)
-        elif isinstance(op, ops.Watch):
+        elif isinstance(op, ops.Watch | ops.Resubmit):
             limits.check_range("op id", op.op, 0, limits.MAX_ID)
-            limits.check_delay(op.delay)
+            if isinstance(op, ops.Watch):
+                limits.check_delay(op.delay)
             for k in op.keys:
                 if isinstance(k, int) and not isinstance(k, bool):
                     limits.check_key(k)
@@ -189,20 +263,26 @@ def oracle_failures(run: Run, oracle: Run, mode: str, *, skip: frozenset[int] = 
 
 
 # ------------------------------------------------------------- 3. expectations ------------------
-EXPECT_KEYS = ("result", "error", "fired", "fired_set", "completed", "expired", "purged", "now")
+EXPECT_KEYS = ("result", "error", "fired", "fired_set", "completed", "expired", "purged", "now", "tried")
+#: expectations about what only an implementation reporting its ``tryComplete`` calls shows
+TRY_EXPECT_KEYS = ("tried",)
 
 
 def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None], *,
                          skip: frozenset[int] = frozenset(),
                          unobserved: frozenset[str] = frozenset()) -> list[Finding]:
     """Check per-step expectations (see :mod:`.scenarios` for the keys); steps in ``skip`` and
-    results of :data:`RESULT_PROPERTY` in ``unobserved`` are not judged."""
+    results of :data:`RESULT_PROPERTY` in ``unobserved`` are not judged, nor ``tried`` (the
+    request's ``tryComplete`` calls, ``[[op, result], ...]`` in order) when
+    :data:`TRY_COMPLETE_PROPERTY` is."""
     out: list[Finding] = []
     for i, (step, exp) in enumerate(zip(run.steps, expects)):
         if not exp or i in skip or _unobserved_refusal(step.op, step.response, unobserved):
             continue
         if RESULT_PROPERTY.get(type(step.op)) in unobserved:
             exp = {k: v for k, v in exp.items() if k != "result"}
+        if TRY_COMPLETE_PROPERTY in unobserved:
+            exp = {k: v for k, v in exp.items() if k not in TRY_EXPECT_KEYS}
         r = step.response
         where = show.step(i, step.op)
         if "error" in exp:
@@ -224,6 +304,7 @@ def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None], *,
             "expired": [e.op for e in r.events if isinstance(e, ev.Expire)],
             "purged": next((e.purged for e in r.events if isinstance(e, ev.Purge)), None),
             "now": r.now,
+            "tried": [[e.op, e.result] for e in r.events if isinstance(e, ev.TryComplete)],
         }
         got["fired_set"] = sorted(got["fired"])
         for key in EXPECT_KEYS:
@@ -246,9 +327,10 @@ def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | No
     prof = claimed_profile(caps, run.config)
     unobserved = frozenset(not_judged(caps))
     skip = owned_steps(run, caps)
-    failures = profile_failures(run, prof)
+    failures = profile_failures(run, prof, reports_tries=caps.reports_try_complete)
     if oracle is None:
-        oracle = oracle_run(caps, run.config, [s.op for s in run.steps], probe)
+        points = purge_points(run) if caps.executor_order == EITHER_ORDER else None
+        oracle = oracle_run(caps, run.config, [s.op for s in run.steps], probe, points)
     failures += oracle_failures(run, oracle, oracle_mode(caps), skip=skip, unobserved=unobserved)
     if expects is not None:
         failures += expectation_failures(run, expects, skip=skip, unobserved=unobserved)

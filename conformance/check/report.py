@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from rich.markup import escape
 
 from wheelspec.conformance.check.campaign import CampaignStats, SeedOutcome
 from wheelspec.conformance.check.corpus import ScenarioResult
+from wheelspec.conformance.check.judge import TRY_COMPLETE_PROPERTY
 from wheelspec.spec import show
 
 
@@ -69,9 +71,15 @@ class ImplReport:
 
     @property
     def not_judged(self) -> list[str]:
-        """What the adapter declared it cannot observe (``capabilities.unobservable``): shown as
-        "not judged" in every report, never counted as a pass."""
-        return [str(x) for x in self.capabilities.get("unobservable", [])]
+        """What the adapter declared it cannot observe (``capabilities.unobservable``), and the
+        ``tryComplete`` call pattern of a purgatory that does not report its calls (protocol 2's
+        ``reports_try_complete``; :func:`.judge.not_judged`): shown as "not judged" in every
+        report, never counted as a pass."""
+        out = [str(x) for x in self.capabilities.get("unobservable", [])]
+        if (self.capabilities.get("purgatory") and not self.capabilities.get("reports_try_complete")
+                and TRY_COMPLETE_PROPERTY not in out):
+            out.append(TRY_COMPLETE_PROPERTY)
+        return out
 
     @property
     def verdicts(self) -> dict[str, str]:
@@ -138,6 +146,10 @@ def _write(path: str | Path, text: str) -> None:
     from wheelspec.conformance.cli.interrupt import atomic_write_text
     from wheelspec.spec.errors import UserError
 
+    if str(path) == "-":  # --json - / --junit-xml -: standard output
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     try:
         atomic_write_text(path, text)
     except OSError as e:
@@ -194,8 +206,9 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
             cases.append(tc)
         for name in r.not_judged:  # declared unobservable by the adapter: skipped, not passed
             tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.not-judged", name=name)
-            _el(tc, "skipped", message=f"not judged: {name} is not observable through this adapter "
-                                      "(capabilities.unobservable)")
+            why = ("capabilities.reports_try_complete is not declared (protocol 2)" if name == TRY_COMPLETE_PROPERTY
+                   else "capabilities.unobservable")
+            _el(tc, "skipped", message=f"not judged: {name} is not observable through this adapter ({why})")
             cases.append(tc)
         if r.error is not None:
             tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}", name="adapter")
@@ -231,9 +244,11 @@ def markup_safe(text: str) -> str:
     return escape(show.printable(text))
 
 
-def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False, stop: Any = None) -> None:
+def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False, stop: Any = None,
+                  errors: bool = True) -> None:
     """The terminal summary; ``stop`` (the interruption, if any) is said after the table.  Pass a
-    console made with ``emoji=False`` (an impl spec such as ``pkg:fire:`` is not an emoji)."""
+    console made with ``emoji=False`` (an impl spec such as ``pkg:fire:`` is not an emoji).
+    ``errors=False`` leaves the adapter errors out (a caller that prints them once on stderr)."""
     from rich.table import Table
 
     t = Table(title="wheelspec check", title_justify="left")
@@ -255,7 +270,7 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
     console.print(t)
     for r in reports:
         spec = markup_safe(r.spec)
-        if r.error is not None:
+        if r.error is not None and errors:
             console.print(f"[red]{spec}: {markup_safe(r.error)}[/]", highlight=False)
         for stp in r.stopped:
             console.print(f"[yellow]{spec}: {markup_safe(_stopped_note(stp))}[/]", highlight=False)

@@ -30,16 +30,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from wheelspec.conformance.adapters.protocol import CONFIG_KEYS, ERROR_TYPES
+from wheelspec.conformance.adapters.protocol import CONFIG_KEYS, ERROR_TYPES, PROTOCOL_VERSIONS
 from wheelspec.conformance.check.judge import EXPECT_KEYS
 from wheelspec.spec import limits, ops, results
 from wheelspec.spec.errors import RangeError, RecordError, UserError
 from wheelspec.spec.events import VIAS
-from wheelspec.spec.profiles import PROFILE_NAMES
+from wheelspec.spec.profiles import EXECUTOR_ORDERS, PROFILE_NAMES
 from wheelspec.spec.show import json_short
 
 FORMAT_VERSION = 1
-TOP_KEYS = ("wheelspec_scenario", "name", "description", "source", "config", "expect_profiles", "steps", "origin")
+TOP_KEYS = ("wheelspec_scenario", "name", "description", "source", "config", "expect_profiles",
+            "expect_executor_orders", "expect_protocols", "steps", "origin")
 #: JSON nesting deeper than this is refused: no scenario needs it, and deep structures make
 #: recursive code (printing, comparing) fail far from the file
 MAX_DEPTH = 32
@@ -124,6 +125,11 @@ def _int_list(v: Any) -> bool:
     return isinstance(v, list) and all(is_int(x) for x in v)
 
 
+def _tries(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(p, list) and len(p) == 2 and is_int(p[0]) and isinstance(p[1], bool)
+                                       for p in v)
+
+
 def _pairs(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(p, list) and len(p) == 2 and is_int(p[0]) and p[1] in VIAS
                                        for p in v)
@@ -146,6 +152,7 @@ EXPECT_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "expired": (_int_list, "a list of operation ids"),
     "purged": (lambda v: v is None or is_int(v), "an integer, or null for no purge"),
     "now": (is_int, "an integer"),
+    "tried": (_tries, "a list of [op, result] pairs (the request's tryComplete calls, result true or false)"),
 }
 assert set(EXPECT_TYPES) | {"result"} == set(EXPECT_KEYS)
 
@@ -212,6 +219,29 @@ def check_profiles(v: Any, where: str) -> tuple[str, ...]:
         if p not in PROFILE_NAMES:
             shown = repr(p) if isinstance(p, str) else json_short(p)
             raise _fail(where, "expect_profiles", f"unknown profile {shown} (known: {', '.join(PROFILE_NAMES)})")
+    return tuple(v)
+
+
+def check_executor_orders(v: Any, where: str) -> tuple[str, ...]:
+    """``expect_executor_orders``: the declared executor orders the expectations hold for
+    (:data:`~wheelspec.spec.profiles.EXECUTOR_ORDERS`; default: every one)."""
+    if not isinstance(v, list) or not v:
+        raise _fail(where, "expect_executor_orders",
+                    f"must be a non-empty list of executor orders, got {json_short(v)}")
+    for o in v:
+        if o not in EXECUTOR_ORDERS:
+            shown = repr(o) if isinstance(o, str) else json_short(o)
+            raise _fail(where, "expect_executor_orders",
+                        f"unknown executor order {shown} (known: {', '.join(EXECUTOR_ORDERS)})")
+    return tuple(v)
+
+
+def check_protocols(v: Any, where: str) -> tuple[int, ...]:
+    """``expect_protocols``: the protocol versions the expectations hold for (an adapter speaking
+    another one is judged by its profile and the oracle only; default: every version)."""
+    if not isinstance(v, list) or not v or any(isinstance(x, bool) or x not in PROTOCOL_VERSIONS for x in v):
+        raise _fail(where, "expect_protocols", f"must be a non-empty list of protocol versions "
+                                               f"({', '.join(map(str, PROTOCOL_VERSIONS))}), got {json_short(v)}")
     return tuple(v)
 
 

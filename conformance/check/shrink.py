@@ -151,6 +151,8 @@ def _simplify_values(o: _Oracle, cfg: Config, s: list[ops.Op]) -> list[ops.Op]:
                     cands += [dataclasses.replace(op, keys=op.keys[:j] + op.keys[j + 1:]) for j in range(len(op.keys))]
                 if op.completable:
                     cands.append(dataclasses.replace(op, completable=False))
+            elif isinstance(op, ops.Resubmit) and len(op.keys) > 1:
+                cands = [dataclasses.replace(op, keys=op.keys[:j] + op.keys[j + 1:]) for j in range(len(op.keys))]
             elif isinstance(op, ops.AdvanceTo):
                 prev = max([x.time for x in s[:i] if isinstance(x, ops.AdvanceTo)] + [cfg.start_ms])
                 cands = [dataclasses.replace(op, time=t) for t in _smaller_ints(op.time, prev)]
@@ -169,7 +171,7 @@ def _renumber(o: _Oracle, cfg: Config, s: list[ops.Op]) -> list[ops.Op]:
     for op in s:
         if isinstance(op, ops.AddTask | ops.CancelTask):
             op = dataclasses.replace(op, task=tasks.setdefault(op.task, len(tasks)))
-        elif isinstance(op, ops.Watch | ops.SetCompletable | ops.ForceComplete):
+        elif isinstance(op, ops.Watch | ops.SetCompletable | ops.ForceComplete | ops.Resubmit):
             op = dataclasses.replace(op, op=opids.setdefault(op.op, len(opids)))
         out.append(op)
     return out if out != s and o.fails(cfg, out) else s

@@ -52,12 +52,13 @@ TRACE_SCHEMA = pa.schema([
     pa.field("kind", pa.string(), nullable=False),   # the event kind (spec.events ``kind``)
     pa.field("id", pa.int64()),                      # task id (timer events) or operation id
     pa.field("key", pa.string()),                    # check / cancel_for_key: the key, JSON text
-    pa.field("keys", pa.list_(pa.string())),         # watch: the keys, JSON text each
+    pa.field("keys", pa.list_(pa.string())),         # watch / resubmit: the keys, JSON text each
     pa.field("time", pa.int64(), nullable=False),    # the virtual clock reading ``now`` (ms)
     pa.field("delay", pa.int64()),                   # add: delay; watch: timeout; fire: its add's
     pa.field("deadline", pa.int64()),                # add/fire: exp; watch/complete/expire: now+timeout
-    pa.field("flag", pa.bool_()),                    # cancel.pending, watch.result, set_completable.value,
-                                                     # force_complete.result
+    pa.field("flag", pa.bool_()),                    # cancel.pending, watch.result, resubmit.result,
+                                                     # set_completable.value, force_complete.result,
+                                                     # try_complete.result
     pa.field("value", pa.int64()),                   # observe.value, check.completed, purge.purged
     pa.field("label", pa.string()),                  # observe.what, complete.via
     pa.field("ops", pa.list_(pa.int64())),           # cancel_for_key: the operations returned
@@ -65,6 +66,21 @@ TRACE_SCHEMA = pa.schema([
     pa.field("delayed", pa.int64()),                 # purge: numDelayed
     pa.field("wall_ns", pa.int64()),                 # optional wall-clock stamp (real-time traces)
 ], metadata={b"wheelspec.trace": str(FORMAT_VERSION).encode()})
+
+#: file metadata key naming the clock ``time`` reads: ``virtual`` (a test drove the clock, as in every
+#: trace this project writes: campaigns, synthetic traces) or ``real`` (wall-clock milliseconds).
+#: Lateness on a virtual clock is how far the test moved the clock past a deadline, not a measured
+#: delay, so reports label it by this key; a file without it states no clock.
+CLOCK_KEY = b"wheelspec.clock"
+CLOCKS = ("virtual", "real")
+
+
+def with_clock(schema: pa.Schema, clock: str) -> pa.Schema:
+    """``schema`` with :data:`CLOCK_KEY` set to ``clock`` (one of :data:`CLOCKS`)."""
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+    return schema.with_metadata({**(schema.metadata or {}), CLOCK_KEY: clock.encode()})
+
 
 #: columns a third-party trace must have; every other column may be absent (read as nulls)
 REQUIRED = ("run", "seq", "kind", "time")
@@ -86,6 +102,8 @@ KIND_COLUMNS: dict[str, tuple[str, ...]] = {
     "cancel_for_key": ("key", "ops"),
     "force_complete": ("id", "flag"),
     "purge": ("estimated", "delayed", "value"),
+    "resubmit": ("id", "keys", "flag"),
+    "try_complete": ("id", "flag"),
 }
 
 #: The verdict schema: one row per (run, property) judged.
@@ -149,6 +167,10 @@ def _event_row(e: Any) -> dict[str, Any]:
         r.update(id=e.op, flag=e.result)
     elif k == "purge":
         r.update(estimated=e.estimated, delayed=e.delayed, value=e.purged)
+    elif k == "resubmit":
+        r.update(id=e.op, keys=[key_text(x) for x in e.keys], flag=e.result)
+    elif k == "try_complete":
+        r.update(id=e.op, flag=e.result)
     elif k == "advance":
         pass
     else:  # pragma: no cover - the registry and this table must list the same kinds
@@ -161,10 +183,14 @@ def history_rows(history: Iterable[Any], *, run: str, impl: str = "", profile: s
                  thread: int = 0) -> list[dict[str, Any]]:
     """Rows of one history.  Fire rows get their schedule's ``delay`` and complete/expire rows
     their operation's ``deadline`` (enrichment for lateness by level and no-early-expire: a
-    third party may leave them null)."""
+    third party may leave them null).  A resubmit that leaves its operation uncompleted re-times
+    it (SEMANTICS.md, "Resubmit"): its row gets the watch's timeout as ``delay`` and the new
+    ``deadline``, which later complete / expire rows of the operation carry."""
     rows = []
     add_delay: dict[int, int] = {}
     deadline_of: dict[int, int] = {}
+    timeout_of: dict[int, int] = {}           # op -> its watch's timeout (a resubmit re-uses it)
+    done: set[int] = set()                    # ops completed so far
     window_fires: list[dict[str, Any]] = []   # fires since the last request result
     for i, e in enumerate(history):
         r = _event_row(e)
@@ -179,8 +205,13 @@ def history_rows(history: Iterable[Any], *, run: str, impl: str = "", profile: s
             window_fires.append(r)
         elif k == "watch":
             deadline_of[e.op] = r["deadline"]
+            timeout_of[e.op] = e.delay
+        elif k == "resubmit" and e.op in timeout_of and e.op not in done:
+            r.update(delay=timeout_of[e.op], deadline=e.now + timeout_of[e.op])
+            deadline_of[e.op] = r["deadline"]
         elif k in ("complete", "expire"):
             r["deadline"] = deadline_of.get(e.op)
+            done.add(e.op)
         if k not in CAUSED_KINDS:
             window_fires = []
         r.update(run=run, impl=impl, profile=profile, tick_ms=tick_ms, wheel_size=wheel_size, seed=seed,
@@ -242,6 +273,10 @@ def _event_from_row(r: Mapping[str, Any], where: str) -> Any:
             return ev.ForceComplete(now, need("id"), need("flag"))
         if k == "purge":
             return ev.Purge(now, need("estimated"), need("delayed"), need("value"))
+        if k == "resubmit":
+            return ev.Resubmit(now, need("id"), tuple(key_value(x) for x in need("keys")), need("flag"))
+        if k == "try_complete":
+            return ev.TryComplete(now, need("id"), need("flag"))
     except ValueError as e:
         raise UserError(f"{where}: {e}") from None
     raise UserError(f"{where}: unknown event kind {k!r} (expected one of {', '.join(EVENT_KINDS)})")
@@ -343,12 +378,13 @@ def conform(table: pa.Table, source: str = "<trace>", *, rows: bool = True) -> p
     return out
 
 
-def write_trace(table: pa.Table, path: str | Path) -> Path:
-    """Write a trace table as one Parquet file (zstd)."""
+def write_trace(table: pa.Table, path: str | Path, clock: str = "virtual") -> Path:
+    """Write a trace table as one Parquet file (zstd), stating its ``clock`` (:data:`CLOCK_KEY`)."""
     p = Path(path)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(conform(table, str(p)), p, compression="zstd")
+    t = conform(table, str(p))
+    pq.write_table(t.replace_schema_metadata(with_clock(t.schema, clock).metadata), p, compression="zstd")
     return p
 
 
@@ -407,20 +443,22 @@ class TraceWriter:
             self.flush()
 
     def add_schedule(self, history: Iterable[Any], *, impl: str, kind: str, seed: int, config: Any,
-                     profile: str) -> None:
+                     profile: str, wheel: bool = True) -> None:
         """One campaign schedule's run, named ``<impl>/<kind>/<seed>`` (what ``wheelspec check
         --trace-out`` and ``wheelspec campaign --trace-out`` record).  The analysis places fire
         windows by tick only under a profile that ``uses_tick`` (kafka); the others fire on exact
-        expirations, so their runs are recorded with tick 1."""
+        expirations, so their runs are recorded with tick 1.  ``wheel``: the implementation has a
+        timing wheel; a heap timer's runs get no ``wheel_size`` (it has no levels to report)."""
         self.add(history, run=f"{impl}/{kind}/{seed}", impl=impl, profile=profile,
-                 tick_ms=config.tick_ms if behaviour(profile).uses_tick else 1, wheel_size=config.wheel_size, seed=seed)
+                 tick_ms=config.tick_ms if behaviour(profile).uses_tick else 1,
+                 wheel_size=config.wheel_size if wheel else None, seed=seed)
 
     def flush(self) -> None:
         if not self._rows:
             return
         t = rows_to_table(self._rows)
         if self._writer is None:
-            self._writer = pq.ParquetWriter(self.path, TRACE_SCHEMA, compression="zstd")
+            self._writer = pq.ParquetWriter(self.path, with_clock(TRACE_SCHEMA, "virtual"), compression="zstd")
         self._writer.write_table(t)
         self.rows_written += t.num_rows
         self._rows = []
@@ -428,7 +466,7 @@ class TraceWriter:
     def close(self) -> Path:
         self.flush()
         if self._writer is None:  # an empty trace is still a valid file
-            pq.write_table(TRACE_SCHEMA.empty_table(), self.path)
+            pq.write_table(with_clock(TRACE_SCHEMA, "virtual").empty_table(), self.path)
         else:
             self._writer.close()
         return self.path

@@ -67,6 +67,12 @@ class Op(Task):
         return True
 
     def try_complete(self, ctx: Ctx, via: str) -> ThreadBody:
+        result = yield from self._condition(ctx, via)
+        if self.sim.try_complete_events:
+            self.sim.emit(ev.TryComplete(self.sim.clock.now_ms(), self.task_id, result))
+        return result
+
+    def _condition(self, ctx: Ctx, via: str) -> ThreadBody:
         yield Step(f"{self.label}.tryComplete: read completable")
         if self.completable:
             return (yield from self.force_complete(ctx, via))

@@ -46,7 +46,7 @@ class StepSimulation:
 
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0, purge_interval: int = 1000,
                  *, shards: int = 512, executor: str = "inline", mutants: Iterable[str] = (),
-                 profile: str = KAFKA, mock_size: str = MOCK_SIZE_QUEUE) -> None:
+                 profile: str = KAFKA, mock_size: str = MOCK_SIZE_QUEUE, try_complete_events: bool = False) -> None:
         from ..mutants import MUTANTS  # the catalogue; names are checked here
 
         self.mutants = frozenset(mutants)
@@ -61,6 +61,8 @@ class StepSimulation:
             raise ValueError(f"profile must be one of {(KAFKA, STRICT_GT)} for the step model, got {profile!r}")
         self.profile = profile
         mock_size = check_mock_size_rule(mock_size)
+        #: emit each tryComplete call as a TryComplete event (as the readable reference does)
+        self.try_complete_events = check_flag("try_complete_events", try_complete_events)
         self.clock = ManualClock(start_ms)
         self.tick_ms = tick_ms
         #: events in order, and the same stamped with (step, thread id) for concurrent runs
@@ -132,7 +134,10 @@ class StepSimulation:
     def cancel(self, ctx: Ctx, task_id: int) -> ThreadBody:
         task = self.tasks.get(check_range("task id", task_id, 0, MAX_ID))
         if task is None:
-            raise KeyError(f"cancel: unknown task id {task_id}")
+            # Kafka's TimerTask.cancel() on a task never added: no entry, nothing happens.
+            yield Step(f"t{task_id}.cancel: no entry")
+            self.emit(ev.Cancel(self.now, task_id, False))
+            return False
         entry = task.entry
         pending = yield from task_cancel(ctx, task)
         if isinstance(self.timer, MockTimer):
@@ -174,6 +179,16 @@ class StepSimulation:
         op.completes_on_retry = completes_on_retry
         result = yield from self.purgatory.try_complete_else_watch(ctx, op, keys)
         self.emit(ev.TryCompleteElseWatch(self.now, op_id, op.delay_ms, keys, result))
+        return result
+
+    def resubmit(self, ctx: Ctx, op_id: int, keys: Any) -> ThreadBody:
+        """``tryCompleteElseWatch`` of an operation watched before, whatever its state."""
+        op = self._op("resubmit", op_id)
+        keys = check_keys(keys)
+        if not op.watched:
+            raise KeyError(f"resubmit: unknown op id {op_id}")  # declared, never handed to the purgatory
+        result = yield from self.purgatory.try_complete_else_watch(ctx, op, keys)
+        self.emit(ev.Resubmit(self.now, op_id, keys, result))
         return result
 
     def _op(self, what: str, op_id: int) -> Op:
