@@ -8,6 +8,7 @@ and its result).  In-process Python adapters and subprocesses speaking the wire 
 ======================== ============================================================================
 module                   what it owns
 ======================== ============================================================================
+:mod:`.api`              the public Python adapter API, in one module (``docs/PYTHON_ADAPTERS.md``)
 :mod:`.protocol`         the wire format: ``Hello``, ``Capabilities``, ``Config``, ``Response``, checks
 :mod:`.base`             the :class:`Adapter` interface and :class:`SimulationAdapter`
 :mod:`.engines`          wheelspec's own engines as adapters

@@ -61,6 +61,9 @@ class LibraryTimerAdapter:
     #: properties this library cannot tell (registered names); ``size`` is added when the
     #: subclass has no ``_size``
     unobservable: tuple[str, ...] = ()
+    #: ``bounded`` (judged on wheelspec's ranges) or ``unbounded`` (the library accepts any value
+    #: by design: ``Capabilities.ranges``)
+    ranges: str = "bounded"
 
     def __init__(self) -> None:
         self._handles: dict[int, Any] = {}  # task -> library handle of its latest schedule (ids only)
@@ -76,7 +79,7 @@ class LibraryTimerAdapter:
 
     def hello(self) -> Hello:
         caps = Capabilities(timer=True, purgatory=False, time="virtual", profile=self.profile,
-                            configurable=("start_ms",), unobservable=self.not_observed())
+                            configurable=("start_ms",), unobservable=self.not_observed(), ranges=self.ranges)
         return Hello(self.name, caps, self.version)
 
     def reset(self, config: Config) -> None:

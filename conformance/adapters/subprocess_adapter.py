@@ -1,4 +1,4 @@
-"""The runner's side of protocol v1: an implementation in another process (any language).
+"""The runner's side of the adapter protocol (versions 1 and 2): an implementation in another process (any language).
 
 Robustness is the point of this module: the implementation under test may hang, crash, print
 garbage, truncate a line, log megabytes to stderr, fork helpers or speak another protocol version.
@@ -38,8 +38,9 @@ import threading
 import time
 from typing import Any, NoReturn
 
+from wheelspec.conformance.adapters import transcript as _transcript
 from wheelspec.conformance.adapters.protocol import (
-    PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
     Capabilities,
     Config,
     Hello,
@@ -47,6 +48,7 @@ from wheelspec.conformance.adapters.protocol import (
     Response,
     clean_text,
     decode_response,
+    hello_request,
     json_short,
     parse_line,
 )
@@ -138,7 +140,8 @@ class StderrLog:
 
 
 class SubprocessAdapter:
-    """An :class:`~wheelspec.conformance.adapters.base.Adapter` speaking protocol v1 to a child process.
+    """An :class:`~wheelspec.conformance.adapters.base.Adapter` speaking the protocol to a child
+    process, in the version its hello chose (:data:`PROTOCOL_VERSIONS` are offered).
 
     ``timeout`` bounds every request (writing it and reading its answer); ``start_timeout`` the
     handshake (an adapter may need time to start a JVM or compile); ``max_line`` the length of a
@@ -171,6 +174,9 @@ class SubprocessAdapter:
         self.reads = 0
         self.scanned = 0
         self.restarts = 0
+        #: the --log-protocol transcript this process writes to (set at each start) and its number there
+        self._log: _transcript.Transcript | None = None
+        self._log_n = 0
 
     # -- Adapter interface --------------------------------------------------------------------------
     def hello(self) -> Hello:
@@ -187,7 +193,7 @@ class SubprocessAdapter:
     def request(self, op: ops.Op) -> Response:
         msg = self._call({"type": "op", "op": op.to_dict()}, self.timeout)
         try:
-            return decode_response(msg, op)
+            return decode_response(msg, op, self._hello.capabilities if self._hello is not None else None)
         except ProtocolError as e:
             self._fail(self._last_req, f"bad response: {e}")
 
@@ -200,6 +206,7 @@ class SubprocessAdapter:
             if not self._exited(proc):
                 self._n += 1
                 line = json.dumps({"id": self._n, "type": "bye"}).encode() + b"\n"
+                self._note(_transcript.SENT, line)
                 try:
                     self._write(proc, line, time.monotonic() + 1.0)
                 except (OSError, _WriteTimeout):
@@ -262,6 +269,10 @@ class SubprocessAdapter:
         except OSError as e:
             raise AdapterError(f"adapter {self.label!r}: cannot start {self.argv[0]!r}: {e.strerror or e}") from None
         proc = self._proc
+        self._log = _transcript.current()
+        if self._log is not None:
+            self._log_n = self._log.adapter()
+            self._note(_transcript.NOTE, f"start pid {proc.pid}: {' '.join(self.argv)}")
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         os.set_blocking(proc.stdin.fileno(), False)
         self._buf, self._scan = bytearray(), 0
@@ -271,21 +282,22 @@ class SubprocessAdapter:
         self._stderr_thread.start()
         self._n = -1
         try:
-            msg = self._call({"type": "hello", "protocol": PROTOCOL_VERSION}, self.start_timeout)
+            msg = self._call(hello_request(), self.start_timeout)
         except LivenessError as e:
             # Not a finding: the implementation never got going.  A configuration error (exit 2).
             raise AdapterError(str(e)) from None
         req = self._last_req
-        if msg.get("protocol") != PROTOCOL_VERSION:
-            self._fail(req, f"speaks protocol version {json_short(msg.get('protocol'))}, this runner speaks "
-                            f"{PROTOCOL_VERSION}")
+        proto = msg.get("protocol")
+        if isinstance(proto, bool) or not isinstance(proto, int) or proto not in PROTOCOL_VERSIONS:
+            self._fail(req, f"speaks protocol version {json_short(proto)}, this runner speaks "
+                            f"{' or '.join(map(str, PROTOCOL_VERSIONS))}")
         if msg.get("ok") is not True:
             self._fail(req, f"refused the handshake: {json_short(msg)}")
         name = msg.get("name")
         if not isinstance(name, str) or not clean_text(name).strip():
             self._fail(req, f"hello response needs a non-empty \"name\": {json_short(msg)}")
         try:
-            caps = Capabilities.from_dict(msg.get("capabilities", {}))
+            caps = Capabilities.from_dict(msg.get("capabilities", {}), protocol=proto)
         except ProtocolError as e:
             self._fail(req, str(e))
         version = msg.get("version", "")
@@ -331,6 +343,7 @@ class SubprocessAdapter:
             except OSError:
                 pass
             proc.wait()
+        self._note(_transcript.NOTE, f"stopped: {self._status(proc)}")
         t = self._stderr_thread
         if t is not None:
             t.join(timeout=2)
@@ -353,6 +366,11 @@ class SubprocessAdapter:
                 return f"was killed by signal {-code}"
         return f"exited with code {code}"
 
+    def _note(self, direction: str, line: bytes | str) -> None:
+        """One entry of the --log-protocol transcript (:mod:`.transcript`), if one is recorded."""
+        if self._log is not None:
+            self._log.write(self._log_n, direction, line)
+
     def _close_selectors(self) -> None:
         for sel in (self._rsel, self._wsel):
             if sel is not None:
@@ -370,6 +388,7 @@ class SubprocessAdapter:
         req = {"id": self._n, **body}
         self._last_req = req
         line = json.dumps(req, separators=(",", ":")).encode() + b"\n"
+        self._note(_transcript.SENT, line)
         proc = self._proc
         assert proc is not None
         deadline = time.monotonic() + timeout
@@ -381,6 +400,7 @@ class SubprocessAdapter:
         except (BrokenPipeError, OSError, ValueError):
             self._crashed(req)
         raw = self._readline(req, timeout, deadline)
+        self._note(_transcript.RECEIVED, raw)
         try:
             msg = parse_line(raw)
         except ProtocolError as e:
@@ -464,11 +484,13 @@ class SubprocessAdapter:
         self._unresponsive(req, "exit", what)
 
     def _unresponsive(self, req: dict[str, Any], reason: str, problem: str) -> NoReturn:
+        self._note(_transcript.NOTE, problem)
         self._kill()  # the whole group; the stderr thread has read everything there was
         problem = clean_text(f"{problem}; {self._stderr.summary()}")
         raise LivenessError(self._message(req, problem), problem=problem, reason=reason, request=req)
 
     def _fail(self, req: dict[str, Any], problem: str) -> NoReturn:
+        self._note(_transcript.NOTE, problem)
         self._kill()
         raise AdapterError(self._message(req, problem))
 

@@ -5,14 +5,25 @@ third-party timers and our own engines.
 module          what it owns
 =============== ================================================================================
 :mod:`.rows`    one row per implementation: a virtual-time campaign and probes, or real-time runs
-:mod:`.render`  the rows as Markdown, an HTML page and a lateness plot
+:mod:`.render`  the rows as Markdown, an HTML page and a lateness plot; failures grouped by shape
+:mod:`.files`   which files the command may write: the marker of generated files, refusals
 =============== ================================================================================
 
 The names below are the package's API (``wheelspec.conformance.matrix`` was one module before it
 became this package, and these are its names).
 """
 
-from wheelspec.conformance.matrix.render import MD_BEGIN, MD_END, html_page, markdown, update_markdown, write_plot
+from wheelspec.conformance.matrix import files
+from wheelspec.conformance.matrix.render import (
+    MD_BEGIN,
+    MD_END,
+    failure_lines,
+    grouped_failures,
+    html_page,
+    markdown,
+    update_markdown,
+    write_plot,
+)
 from wheelspec.conformance.matrix.rows import (
                                                COLUMNS,
                                                PROP_COLUMN,
@@ -26,5 +37,6 @@ from wheelspec.conformance.matrix.rows import (
                                                virtual_row,
 )
 
-__all__ = ["COLUMNS", "MD_BEGIN", "MD_END", "PROP_COLUMN", "REALTIME", "VIRTUAL", "Row", "html_page", "markdown",
-           "probes", "realtime_row", "update_markdown", "versions", "virtual_factory", "virtual_row", "write_plot"]
+__all__ = ["COLUMNS", "MD_BEGIN", "MD_END", "PROP_COLUMN", "REALTIME", "VIRTUAL", "Row", "failure_lines", "files",
+           "grouped_failures", "html_page", "markdown", "probes", "realtime_row", "update_markdown", "versions",
+           "virtual_factory", "virtual_row", "write_plot"]

@@ -10,7 +10,7 @@ history is re-judged under every profile, which gives the "profiles satisfied" c
 Real-time implementations run seeded wall-clock schedules (:mod:`wheelspec.conformance.realtime`).
 
 Every failure is saved as a replayable file under the counterexamples folder (by default
-``docs/results/counterexamples``): a scenario (``wheelspec replay FILE --impl ...``) or a real-time
+``wheelspec-matrix/results/counterexamples``): a scenario (``wheelspec replay FILE --impl ...``) or a real-time
 schedule (``wheelspec realtime --schedule FILE --impl ...``).  ``docs/MATRIX.md`` explains them.
 """
 
@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wheelspec.conformance.matrix import files
+from wheelspec.conformance.optional import MissingExtra, install_hint
 from wheelspec.spec import properties
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.profiles import KAFKA, STRICT, STRICT_GT
@@ -75,7 +77,8 @@ def virtual_factory(name: str) -> Callable[[], Any]:
     if name == "asyncio-res-15.625ms":
         from wheelspec.conformance.adapters.asyncio_loop import adapter_coarse
         return adapter_coarse
-    raise UserError(f"--impls: unknown implementation {name!r} (known: {', '.join(VIRTUAL + REALTIME)})")
+    # any other implementation `wheelspec check --impl` takes (package.module:factory, cmd:COMMAND)
+    return adapters.resolve(name)
 
 
 # ------------------------------------------------------------------ probes ---------------------
@@ -195,8 +198,27 @@ def _safe(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
 
 
+def save_counterexample(scenario: Any, folder: Path) -> Path:
+    """Save a failing scenario under ``folder`` for replay, marked as generated
+    (:mod:`.files`); a file of the same name that the matrix did not write is refused."""
+    path = files.claim(folder / f"{_safe(scenario.name.replace('/', '-'))}.json")
+    return dataclasses.replace(scenario, source=files.generated_source(scenario.source)).save(path)
+
+
 #: failing campaign seeds shrunk and saved per implementation (the rest are counted)
 MAX_SHRUNK = 3
+
+
+#: the cell of every column of a row whose implementation needs an extra that is not installed
+UNAVAILABLE = "unavailable"
+
+
+def unavailable_row(name: str, mode: str, missing: MissingExtra) -> Row:
+    """The row of an implementation whose optional dependency is not installed: every cell
+    ``unavailable``, the first one noting the extra that adds it; not an error of the matrix."""
+    reason = f"needs the '{missing.extra}' extra"
+    return Row(name, reason, mode, "?", {c: UNAVAILABLE for c in COLUMNS}, {COLUMNS[0]: reason}, [],
+               [f"{UNAVAILABLE}: {reason} ({install_hint(missing.extra)})"], [])
 
 
 def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Callable[[str], None]) -> Row:
@@ -212,7 +234,9 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
     t0 = time.perf_counter()
     try:
         adapter = virtual_factory(name)()
-    except UserError as e:  # e.g. Twisted not installed: an error row, the other rows still made
+    except MissingExtra as e:  # Twisted not installed: the row says which extra adds it, not "error"
+        return unavailable_row(name, "virtual", e)
+    except UserError as e:  # the other rows are still made
         return Row(name, "", "virtual", "?", {c: "error" for c in COLUMNS}, {}, [], [f"adapter: {e}"], [])
     try:
         hello = adapter.hello()
@@ -253,8 +277,7 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
                 cells["huge delay"] = "FAIL"  # the range contract, whatever the primary symptom
             fails.append(f"{where} -> [{f0.prop}] {f0.message}")
             if cx_dir is not None and scenario is not None:
-                p = scenario.save(cx_dir / _safe(name) / f"{_safe(scenario.name.replace('/', '-'))}.json")
-                cxs.append(str(p))
+                cxs.append(str(save_counterexample(scenario, cx_dir / _safe(name))))
 
         timer_corpus = [s for s in load_corpus() if s.needs() <= {"timer"}]
         if caps.ranges == "unbounded":  # as `wheelspec check`: out-of-range requests are left out
@@ -308,14 +331,23 @@ def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Pat
     except UserError as e:
         cells = {c: "error" for c in COLUMNS}
         return Row(name, "", "real-time", "?", cells, {}, [], [f"adapter: {e}"], [])
+    scheds = [rt.generate(k, tasks=tasks, slack_ms=slack_ms, tick_ms=tick) for k in range(runs)]
+    out_dir = None if cx_dir is None else cx_dir / _safe(adapter.name)
     try:
-        scheds = [rt.generate(k, tasks=tasks, slack_ms=slack_ms, tick_ms=tick) for k in range(runs)]
-        rep = rt.run_schedules(adapter, scheds, slack_ms=slack_ms,
-                               out_dir=None if cx_dir is None else cx_dir / _safe(adapter.name))
+        if out_dir is not None:  # where run_schedules saves a failing schedule: refused if not ours
+            for s in scheds:
+                files.claim(out_dir / f"{adapter.name}-{s.name}.json")
+    except UserError:
+        adapter.close()
+        raise  # a user's file in the way stops the matrix (one line, exit 2), not an error row
+    try:
+        rep = rt.run_schedules(adapter, scheds, slack_ms=slack_ms, out_dir=out_dir)
     except UserError as e:  # the adapter hung, crashed or broke the protocol mid-run
         return Row(name, "", "real-time", "?", {c: "error" for c in COLUMNS}, {}, [], [f"adapter: {e}"], [])
     finally:
         adapter.close()
+    for c in rep.counterexamples:
+        files.mark_schedule(Path(c))
     status = rep.prop_status()
     col_of = properties.columns_by_property(properties.REALTIME)
     cells = {col_of[p]: ("FAIL" if s == "fail" else s) for p, s in status.items()}

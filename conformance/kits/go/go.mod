@@ -1,0 +1,3 @@
+module wheelspec-toy-timer
+
+go 1.19

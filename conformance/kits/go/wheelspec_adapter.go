@@ -1,0 +1,299 @@
+// wheelspec adapter kit for Go (standard library only): the protocol layer.
+//
+// Serve speaks wheelspec protocol v1 (docs/PROTOCOL.md) on stdin/stdout, one JSON object per line,
+// and hands every valid timer operation to a Timer you write (see timer.go). It answers every
+// refusal the protocol defines before your timer is called: values outside wheelspec's ranges
+// (`range`, section 4.4), an advance back in time (`invalid`), a cancel of a task never added since
+// the reset (`unknown-id`), purgatory operations (`unsupported`) and requests it cannot decode
+// (`invalid`). Return a *Refusal error from your timer to refuse something yourself; any other
+// error (or a panic) is answered `internal`.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// wheelspec's ranges (docs/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
+const (
+	MaxDelay         int64 = 1<<40 - 1
+	MaxTime          int64 = 1<<43 - 1
+	MaxID            int64 = 1<<31 - 1
+	MaxTick          int64 = 1 << 20
+	MinWheel         int64 = 2
+	MaxWheel         int64 = 1 << 16
+	MaxPurgeInterval int64 = 1<<31 - 1
+)
+
+// Fire reports that the timer handed task (expiration exp) to its action at clock now.
+type Fire func(now, task, exp int64)
+
+// Timer is what you fill in: the calls into your timer. The layer calls it only with values
+// inside wheelspec's ranges.
+type Timer interface {
+	Now() int64                                      // the clock reading
+	Add(task, delay int64, fire Fire) (int64, error) // schedule (or re-schedule) task; returns now + delay
+	Cancel(task int64, fire Fire) (bool, error)      // true iff a scheduled, not yet fired entry was removed
+	Advance(time int64, fire Fire) error             // move the clock to time and fire what is due
+	Size() int64                                     // the number of scheduled tasks
+}
+
+// Config is a reset's configuration (docs/PROTOCOL.md, section 2.2).
+type Config struct {
+	TickMs, WheelSize, StartMs, PurgeInterval int64
+}
+
+// Info is what the hello answers: your timer's name and the capabilities it claims.
+type Info struct {
+	Name, Version string
+	Profile       string   // "strict", "kafka" or "strict-gt"
+	Configurable  []string // reset keys your factory honours (at least "start_ms")
+	TickMs        *int64   // your fixed tick, if any
+	WheelSize     *int64   // your fixed number of buckets per wheel, if any
+}
+
+// Refusal is an error response: Type is one of the protocol's error types.
+type Refusal struct{ Type, Message string }
+
+func (r *Refusal) Error() string { return r.Type + ": " + r.Message }
+
+// InRange is the range helper: value if it lies in [lo, hi], else a `range` refusal naming name.
+func InRange(name string, value, lo, hi int64) (int64, error) {
+	if value < lo || value > hi {
+		return 0, &Refusal{"range", fmt.Sprintf("%s %d outside [%d, %d]", name, value, lo, hi)}
+	}
+	return value, nil
+}
+
+var purgatoryOps = map[string]bool{"watch": true, "set_completable": true, "check": true,
+	"cancel_for_key": true, "force_complete": true, "watched": true, "num_delayed": true}
+
+// field reads an integer field of a decoded object (json.Number), or refuses the request.
+func field(obj map[string]interface{}, name string) (int64, error) {
+	raw, ok := obj[name]
+	if !ok {
+		return 0, &Refusal{"invalid", "missing field " + name}
+	}
+	num, ok := raw.(json.Number)
+	if !ok {
+		return 0, &Refusal{"invalid", name + " must be an integer"}
+	}
+	v, err := num.Int64()
+	if err != nil {
+		return 0, &Refusal{"invalid", name + " must be a 64-bit integer, got " + num.String()}
+	}
+	return v, nil
+}
+
+func checkConfig(raw interface{}) (Config, error) {
+	cfg := Config{TickMs: 1, WheelSize: 20, StartMs: 0, PurgeInterval: 1000}
+	obj, ok := raw.(map[string]interface{})
+	if !ok {
+		return cfg, &Refusal{"invalid", "reset: config must be an object"}
+	}
+	bounds := map[string][2]int64{"tick_ms": {1, MaxTick}, "wheel_size": {MinWheel, MaxWheel},
+		"start_ms": {0, MaxTime}, "purge_interval": {0, MaxPurgeInterval}}
+	for key := range obj {
+		b, known := bounds[key]
+		if !known {
+			return cfg, &Refusal{"invalid", fmt.Sprintf("reset: unknown config key %q", key)}
+		}
+		v, err := field(obj, key)
+		if err == nil && (v < b[0] || v > b[1]) {
+			err = &Refusal{"invalid", fmt.Sprintf("reset: %s %d outside [%d, %d]", key, v, b[0], b[1])}
+		}
+		if err != nil {
+			return cfg, err
+		}
+		switch key {
+		case "tick_ms":
+			cfg.TickMs = v
+		case "wheel_size":
+			cfg.WheelSize = v
+		case "start_ms":
+			cfg.StartMs = v
+		case "purge_interval":
+			cfg.PurgeInterval = v
+		}
+	}
+	return cfg, nil
+}
+
+type adapter struct {
+	info  Info
+	make  func(Config) Timer
+	timer Timer
+	known map[int64]bool // task ids added since the reset
+}
+
+func (a *adapter) apply(op map[string]interface{}) (map[string]interface{}, error) {
+	if a.timer == nil {
+		return nil, &Refusal{"invalid", "an op before the first reset"}
+	}
+	events := []interface{}{}
+	fire := func(now, task, exp int64) {
+		events = append(events, map[string]interface{}{"kind": "fire", "now": now, "task": task, "exp": exp})
+	}
+	kind, _ := op["kind"].(string)
+	var result interface{}
+	switch kind {
+	case "add":
+		task, err := field(op, "task")
+		if err == nil {
+			task, err = InRange("task", task, 0, MaxID)
+		}
+		var delay int64
+		if err == nil {
+			delay, err = field(op, "delay")
+		}
+		if err == nil {
+			delay, err = InRange("delay", delay, -MaxDelay, MaxDelay)
+		}
+		var exp int64
+		if err == nil {
+			exp, err = a.timer.Add(task, delay, fire)
+		}
+		if err != nil {
+			return nil, err
+		}
+		a.known[task] = true
+		result = exp
+	case "cancel":
+		task, err := field(op, "task")
+		if err == nil {
+			task, err = InRange("task", task, 0, MaxID)
+		}
+		if err == nil && !a.known[task] {
+			err = &Refusal{"unknown-id", fmt.Sprintf("cancel: unknown task id %d", task)}
+		}
+		var removed bool
+		if err == nil {
+			removed, err = a.timer.Cancel(task, fire)
+		}
+		if err != nil {
+			return nil, err
+		}
+		result = removed
+	case "advance":
+		time, err := field(op, "time")
+		if err == nil {
+			time, err = InRange("time", time, 0, MaxTime)
+		}
+		if err == nil && time < a.timer.Now() {
+			err = &Refusal{"invalid", fmt.Sprintf("advance to %d is before the current time %d", time, a.timer.Now())}
+		}
+		if err == nil {
+			err = a.timer.Advance(time, fire)
+		}
+		if err != nil {
+			return nil, err
+		}
+	case "size":
+		result = a.timer.Size()
+	default:
+		if purgatoryOps[kind] {
+			return nil, &Refusal{"unsupported", fmt.Sprintf("%s is not offered by %s (timer only)", kind, a.info.Name)}
+		}
+		return nil, &Refusal{"invalid", fmt.Sprintf("unknown op kind %q", op["kind"])}
+	}
+	return map[string]interface{}{"ok": true, "now": a.timer.Now(), "events": events, "result": result}, nil
+}
+
+func (a *adapter) handle(req map[string]interface{}) (resp map[string]interface{}, bye bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp = errorResponse(&Refusal{"internal", fmt.Sprint(p)})
+		}
+	}()
+	var err error
+	switch req["type"] {
+	case "hello":
+		caps := map[string]interface{}{"timer": true, "purgatory": false, "time": "virtual",
+			"profile": a.info.Profile, "configurable": a.info.Configurable, "ranges": "bounded"}
+		if a.info.TickMs != nil {
+			caps["tick_ms"] = *a.info.TickMs
+		}
+		if a.info.WheelSize != nil {
+			caps["wheel_size"] = *a.info.WheelSize
+		}
+		return map[string]interface{}{"ok": true, "protocol": 1, "name": a.info.Name,
+			"version": a.info.Version, "capabilities": caps}, false
+	case "reset":
+		var cfg Config
+		if cfg, err = checkConfig(req["config"]); err == nil {
+			a.timer = a.make(cfg)
+			a.known = map[int64]bool{}
+			return map[string]interface{}{"ok": true}, false
+		}
+	case "op":
+		op, ok := req["op"].(map[string]interface{})
+		if !ok {
+			err = &Refusal{"invalid", "op must be an object"}
+		} else if resp, err = a.apply(op); err == nil {
+			return resp, false
+		}
+	case "bye":
+		return map[string]interface{}{"ok": true}, true
+	default:
+		err = &Refusal{"invalid", fmt.Sprintf("unknown request type %q", req["type"])}
+	}
+	return errorResponse(err), false
+}
+
+func errorResponse(err error) map[string]interface{} {
+	r, ok := err.(*Refusal)
+	if !ok {
+		r = &Refusal{"internal", err.Error()}
+	}
+	msg := strings.NewReplacer("\n", " ", "\r", " ").Replace(r.Message)
+	return map[string]interface{}{"ok": false, "error": map[string]interface{}{"type": r.Type, "message": msg}}
+}
+
+// Serve answers requests from stdin until `bye` or end of input. makeTimer returns a fresh, empty
+// timer whose clock reads cfg.StartMs; it is called at every reset.
+func Serve(info Info, makeTimer func(Config) Timer) {
+	if info.Profile == "" {
+		info.Profile = "strict"
+	}
+	if info.Configurable == nil {
+		info.Configurable = []string{"start_ms"}
+	}
+	a := &adapter{info: info, make: makeTimer, known: map[int64]bool{}}
+	in := bufio.NewReaderSize(os.Stdin, 1<<16)
+	out := bufio.NewWriter(os.Stdout)
+	for {
+		line, readErr := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var req map[string]interface{}
+			dec := json.NewDecoder(bytes.NewReader(line))
+			dec.UseNumber() // integers stay exact (int64), never float64
+			var resp map[string]interface{}
+			bye := false
+			if err := dec.Decode(&req); err != nil {
+				resp = errorResponse(&Refusal{"invalid", "request is not a JSON object"})
+				resp["id"] = nil
+			} else {
+				resp, bye = a.handle(req)
+				resp["id"] = req["id"]
+			}
+			data, _ := json.Marshal(resp)
+			out.Write(data)
+			out.WriteByte('\n')
+			out.Flush() // an unflushed response looks like a hang
+			if bye {
+				return
+			}
+		}
+		if readErr == io.EOF {
+			return
+		} else if readErr != nil {
+			fmt.Fprintln(os.Stderr, "reading stdin:", readErr)
+			os.Exit(1)
+		}
+	}
+}
