@@ -18,7 +18,8 @@ package               what it owns
 :mod:`.cli`           the ``wheelspec`` command: argument parsing and printing only
 ===================== ===============================================================================
 
-:mod:`.pytest_plugin` runs the suite inside a user's own pytest run.  The semantics themselves
+:mod:`.api` is the library API (:func:`check_impl`, for one's own tests) and :mod:`.pytest_plugin`
+runs the suite inside a user's own pytest run (``docs/PYTEST.md``).  The semantics themselves
 (properties, profiles, the history checker) are in :mod:`wheelspec.spec`; nothing here restates
 them.  Old module names of this package keep working (:mod:`.moved`).
 """
@@ -26,3 +27,7 @@ them.  Old module names of this package keep working (:mod:`.moved`).
 from wheelspec.conformance import moved as _moved
 
 _moved.install()
+
+from wheelspec.conformance.api import CheckResult, check_impl  # noqa: E402 - the library API, light at import
+
+__all__ = ["CheckResult", "check_impl"]

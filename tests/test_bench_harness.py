@@ -246,8 +246,8 @@ def test_array_bytes_counts_each_buffer_once() -> None:
 
 def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, capsys) -> None:
     j, md, png = tmp_path / "b.json", tmp_path / "b.md", tmp_path / "b.png"
-    rc = main(["bench", "--sizes", "300,10^3", "--workloads", "insert,fire-jump", "--impls",
-               "reference,optimized-batch,heapq,sched", "--repeat", "1", "--no-jit",
+    rc = main(["bench", "--sizes", "300,10^3", "--workloads", "insert,fire-jump", "--impl", "reference",
+               "--impl", "optimized-batch", "--impl", "heapq", "--impl", "sched", "--repeat", "1", "--no-jit",
                "--json", str(j), "--markdown", str(md), "--plot", str(png)])
     assert rc == 0
     out = capsys.readouterr().out
@@ -268,7 +268,7 @@ def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, ca
 @pytest.mark.parametrize("argv,needle", [
     (["--sizes", "abc"], "--sizes"),
     (["--sizes", "0"], "--sizes"),
-    (["--impls", "heapq,nope"], "--impls"),
+    (["--impl", "nope"], "--impl"),
     (["--workloads", "insert,x"], "--workloads"),
     (["--cap", "heapq"], "--cap"),
     (["--cap", "heapq=lots"], "--cap"),
@@ -281,7 +281,7 @@ def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, ca
 ])
 def test_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys) -> None:
     try:  # refused by the argument parser (SystemExit) or by the command
-        rc = main(["bench", "--impls", "heapq", "--sizes", "100", "--no-jit"] + argv)
+        rc = main(["bench", "--impl", "heapq", "--sizes", "100", "--no-jit"] + argv)
     except SystemExit as e:
         rc = e.code
     err = capsys.readouterr().err.strip()

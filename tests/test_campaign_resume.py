@@ -32,8 +32,8 @@ def _fixtures_importable(monkeypatch):
 
 def campaign(capsys, *args: str, seeds: int = 8, chunk: int = 4, kinds: str = "timer") -> tuple[int, dict, str]:
     """Run ``wheelspec campaign ... --json`` in-process: (exit code, summary, stderr)."""
-    argv = ["campaign", "--kinds", kinds, "--seeds", str(seeds), "--chunk", str(chunk), "--engine", "local",
-            "--workers", "1", "--json", *args]
+    argv = ["campaign", "--kinds", kinds, "--schedules", str(seeds), "--chunk", str(chunk), "--engine", "local",
+            "--workers", "1", "--json", "-", *args]
     code = main(argv)
     out, err = capsys.readouterr()
     return code, (json.loads(out) if out.strip() else {}), err
@@ -89,7 +89,7 @@ def test_a_changed_implementation_source_is_refused(tmp_path, capsys, monkeypatc
 def test_other_parameters_are_part_of_the_identity(tmp_path, capsys, change, field):
     out = str(tmp_path / "c")
     assert campaign(capsys, "--impl", "reference", "--out", out)[0] == 0
-    argv = ["campaign", "--kinds", "timer", "--seeds", "8", "--engine", "local", "--workers", "1", "--json",
+    argv = ["campaign", "--kinds", "timer", "--schedules", "8", "--engine", "local", "--workers", "1", "--json", "-",
             "--impl", "reference", "--out", out, *change]
     if "--chunk" not in change:
         argv += ["--chunk", "4"]
@@ -208,7 +208,7 @@ def test_interrupted_terminal_summary_says_how_to_resume(tmp_path, capsys, monke
         raise KeyboardInterrupt
 
     monkeypatch.setattr(spark_campaign, "run_range", interrupt)
-    code = main(["campaign", "--impl", "reference", "--kinds", "timer", "--seeds", "8", "--chunk", "4",
+    code = main(["campaign", "--impl", "reference", "--kinds", "timer", "--schedules", "8", "--chunk", "4",
                  "--engine", "local", "--workers", "1", "--out", str(tmp_path / "c")])
     out, err = capsys.readouterr()
     assert code == 130
@@ -220,8 +220,8 @@ def test_interrupted_terminal_summary_says_how_to_resume(tmp_path, capsys, monke
 def test_sigterm_stops_the_worker_pool_and_keeps_finished_ranges(tmp_path):
     out = tmp_path / "c"
     entry = "import sys; from wheelspec.conformance.cli import main; sys.exit(main())"
-    cmd = [sys.executable, "-c", entry, "campaign", "--impl", "reference", "--kinds", "timer", "--seeds", "4000",
-           "--chunk", "10", "--engine", "local", "--workers", "2", "--out", str(out), "--json"]
+    cmd = [sys.executable, "-c", entry, "campaign", "--impl", "reference", "--kinds", "timer", "--schedules", "4000",
+           "--chunk", "10", "--engine", "local", "--workers", "2", "--out", str(out), "--json", "-"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     verdicts = out / "verdicts" / "timer"
@@ -271,7 +271,7 @@ def test_the_failure_budget_is_per_kind_and_says_where_it_stopped(tmp_path, caps
 
 
 def test_the_terminal_summary_names_the_kind_that_stopped(tmp_path, capsys):
-    code = main(["campaign", "--impl", BROKEN, "--kinds", "timer", "--seeds", "20", "--chunk", "5", "--engine",
+    code = main(["campaign", "--impl", BROKEN, "--kinds", "timer", "--schedules", "20", "--chunk", "5", "--engine",
                  "local", "--workers", "1", "--max-failures", "1", "--out", str(tmp_path / "c")])
     out = capsys.readouterr().out
     assert code == 1

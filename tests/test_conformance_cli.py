@@ -1,10 +1,9 @@
-"""`wheelspec check` / `wheelspec replay`: exit codes, reports, user errors, the pytest plugin."""
+"""`wheelspec check` / `wheelspec replay`: exit codes, reports, user errors (the pytest plugin:
+tests/test_pytest_plugin.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -95,30 +94,3 @@ def test_a_real_time_adapter_is_refused_clearly(tmp_path, capsys):
     assert main(["check", "--impl", f"cmd:{sys.executable} {script}", "--no-corpus", "--schedules", "1"]) == 2
     err = capsys.readouterr().err
     assert 'capabilities.time is "real"' in err and "wheelspec realtime" in err
-
-
-def _pytest(tmp_path, *args):
-    (tmp_path / "test_own.py").write_text("def test_own():\n    assert True\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-
-
-def test_pytest_plugin_one_test_per_scenario_plus_campaigns(tmp_path):
-    proc = _pytest(tmp_path, "--wheelspec-impl=reference", "--wheelspec-schedules=10")
-    n = len(list(corpus_dir().rglob("*.json")))
-    assert proc.returncode == 0, proc.stdout[-2000:]
-    assert f"{n + 2 + 1} passed" in proc.stdout
-
-
-def test_pytest_plugin_reports_a_broken_implementation(tmp_path):
-    proc = _pytest(tmp_path, "--wheelspec-impl=tests.fixtures.broken:fires_early", "--wheelspec-schedules=20",
-                   f"--wheelspec-out={tmp_path / 'out'}", "-k", "campaign-timer or tick-boundaries")
-    assert proc.returncode == 1
-    assert "[no-early-fire]" in proc.stdout and "wheelspec replay" in proc.stdout
-    assert list((tmp_path / "out" / "pytest").glob("timer-*.json"))
-
-
-def test_pytest_plugin_is_inactive_without_the_option(tmp_path):
-    proc = _pytest(tmp_path)
-    assert proc.returncode == 0 and "1 passed" in proc.stdout

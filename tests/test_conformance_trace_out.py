@@ -48,8 +48,8 @@ def test_campaign_trace_out_records_each_schedule_once_as_check_does(tmp_path: P
     """``wheelspec campaign --trace-out`` and ``wheelspec check --trace-out`` record the same
     schedules' runs identically (both through ``TraceWriter.add_schedule`` from the run judged)."""
     camp = tmp_path / "campaign"
-    assert main(["campaign", "--impl", "reference", "--kinds", "timer,purgatory", "--seeds", "6", "--chunk", "3",
-                 "--engine", "local", "--workers", "1", "--out", str(camp), "--trace-out"]) == 0
+    assert main(["campaign", "--impl", "reference", "--kinds", "timer,purgatory", "--schedules", "6", "--chunk", "3",
+                 "--engine", "local", "--workers", "1", "--out", str(camp), "--trace-out", str(camp / "traces")]) == 0
     assert main(["check", "--impl", "reference", "--no-corpus", "--schedules", "6",
                  "--trace-out", str(tmp_path / "check")]) == 0
     sort = [("run", "ascending"), ("seq", "ascending")]

@@ -157,6 +157,9 @@ def _could_match(key: str, want: Any, result: Any) -> bool:
     if key == "completed":
         return isinstance(want, list) and all(isinstance(p, list) and len(p) == 2 and _is_int(p[0])
                                               and isinstance(p[1], str) for p in want)
+    if key == "tried":
+        return isinstance(want, list) and all(isinstance(p, list) and len(p) == 2 and _is_int(p[0])
+                                              and isinstance(p[1], bool) for p in want)
     if key == "purged":
         return want is None or _is_int(want)
     if key == "now":
@@ -347,12 +350,13 @@ OPTIONS: dict[str, list[str]] = {
     "check": ["--timeout", "--start-timeout", "--schedules", "--seed", "--kinds", "--max-failures", "--trace-out",
               "--json", "--junit-xml", "--out", "--impl", "--scenarios"],
     "replay": ["--timeout", "--start-timeout", "--json", "--junit-xml", "--impl"],
-    "campaign": ["--workers", "--seeds", "--start", "--chunk", "--kinds", "--out", "--engine", "--impl"],
+    "campaign": ["--workers", "--schedules", "--seeds", "--start", "--chunk", "--kinds", "--out", "--engine", "--impl",
+                 "--trace-out", "--json"],
     "linearize": ["--time-limit", "--max-states", "--threads", "--ops", "--keys", "--seed", "--save"],
     "analyze": ["--out", "--max-rows", "--synthetic", "--seed", "--lateness-ms", "--save-trace", "--engine"],
     "bench": ["--budget", "--repeat", "--curve-rounds", "--tick", "--wheel-size", "--rate", "--pct50", "--timeout",
-              "--keys", "--sizes", "--workloads", "--impls", "--json"],
-    "matrix": ["--impls", "--schedules", "--rt-runs", "--rt-tasks", "--slack", "--out"],
+              "--keys", "--sizes", "--workloads", "--impl", "--impls", "--timeout-ms", "--json"],
+    "matrix": ["--impl", "--impls", "--schedules", "--rt-runs", "--rt-tasks", "--slack", "--out", "--json"],
     "realtime": ["--runs", "--seed", "--tasks", "--tick", "--slack", "--out", "--json"],
     "races": ["--examples", "--seed", "--clean"],
     "prove": ["--timeout"],

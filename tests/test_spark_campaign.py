@@ -55,8 +55,8 @@ def test_spark_and_local_campaigns_agree_whatever_the_partitioning(spark, tmp_pa
 
 
 def test_campaign_cli_resumes_and_reports(tmp_path, capsys):
-    args = ["campaign", "--impl", "reference", "--kinds", "timer,purgatory", "--seeds", "12", "--chunk", "4",
-            "--engine", "local", "--workers", "2", "--out", str(tmp_path), "--json"]
+    args = ["campaign", "--impl", "reference", "--kinds", "timer,purgatory", "--schedules", "12", "--chunk", "4",
+            "--engine", "local", "--workers", "2", "--out", str(tmp_path), "--json", "-"]
     assert main(args) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["schedules"] == 24 and first["failed"] == 0 and first["ranges_run"] == 6

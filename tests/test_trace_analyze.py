@@ -179,7 +179,7 @@ def test_clean_synthetic_trace_passes_and_reports_lateness_per_impl_and_level():
 
 def test_cli_exit_codes_json_and_one_line_errors(tmp_path, capsys):
     clean = tmp_path / "clean"
-    assert main(["analyze", "--synthetic", "5000", "--seed", "3", "--out", str(clean), "--json"]) == 0
+    assert main(["analyze", "--synthetic", "5000", "--seed", "3", "--out", str(clean), "--json", "-"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["ok"] and out["engine"] == "local"
     assert json.loads((clean / "analysis.json").read_text())["properties"] == out["properties"]

@@ -9,7 +9,8 @@ calls (a cancelled call leaves the list at once), which is the size.  ``DelayedC
 raises ``AlreadyCalled`` / ``AlreadyCancelled`` for a call no longer pending: the adapter reports
 that as the cancel's ``false``; an add's expiration is the call's ``getTime()``.
 
-Twisted is imported when an adapter is made, so a missing install is one clear error.
+Twisted is imported when an adapter is made, so a missing install is one clear error naming the
+'thirdparty' extra (:mod:`wheelspec.conformance.optional`).
 Use: ``wheelspec check --impl wheelspec.conformance.adapters.twisted_clock:adapter``.
 """
 
@@ -19,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
-from wheelspec.spec.errors import UserError
 from wheelspec.spec.profiles import STRICT
 
 
@@ -31,14 +31,11 @@ class TwistedClockAdapter(LibraryTimerAdapter):
 
     def __init__(self) -> None:
         super().__init__()
-        try:
-            import twisted
-            from twisted.internet import error, task
-        except ImportError as e:
-            raise UserError("the Twisted adapter needs Twisted (pip install twisted, or the test extra): "
-                            f"{e}") from None
-        self._task = task
-        self._error = error
+        from wheelspec.conformance.optional import require
+
+        twisted = require("twisted", "thirdparty", "the Twisted Clock adapter")
+        self._task = require("twisted.internet.task", "thirdparty", "the Twisted Clock adapter")
+        self._error = require("twisted.internet.error", "thirdparty", "the Twisted Clock adapter")
         self.version = f"Twisted {twisted.__version__}"
 
     def _start(self, start_ms: int) -> None:

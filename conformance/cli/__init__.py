@@ -17,6 +17,7 @@ or adapter errors, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (a CI time
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 
@@ -42,6 +43,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "judge Parquet trace datasets with set-based queries (local pyarrow or Spark); HTML report"),
     "campaign": ("wheelspec.conformance.cli.campaign",
                  "random campaign split into seed ranges on Spark or a local pool; verdicts to Parquet, resumable"),
+    "docs": ("wheelspec.conformance.cli.docs", "list and print the documentation and examples shipped with wheelspec"),
+    "init-adapter": ("wheelspec.conformance.cli.init_adapter",
+                     "write an adapter kit (java, javascript, rust, go, cpp) with a toy timer; print how to check it"),
+    "spark-entry": ("wheelspec.conformance.cli.spark_entry",
+                    "print the path of the Python file to give spark-submit (wheelspec docs SPARK)"),
 }
 
 
@@ -60,8 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
         except ImportError as e:  # a subcommand whose module is missing must say so, not vanish
             p.set_defaults(_import_error=str(e))
             continue
-        getattr(mod, f"configure_{name}")(p)
+        getattr(mod, f"configure_{name.replace('-', '_')}")(p)
     return parser
+
+
+def _protocol_log(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
+    """``--log-protocol FILE`` (check, replay, matrix): record every subprocess adapter's requests
+    and responses while the command runs (:mod:`wheelspec.conformance.adapters.transcript`)."""
+    path = getattr(args, "log_protocol", None)
+    if not path:
+        return contextlib.nullcontext()
+    from wheelspec.conformance.adapters.transcript import recording
+
+    return recording(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     mod = importlib.import_module(args._module)
     try:
-        with signals_raise():
-            return int(getattr(mod, f"run_{args._name}")(args) or 0)
+        with signals_raise(), _protocol_log(args):
+            return int(getattr(mod, f"run_{args._name.replace('-', '_')}")(args) or 0)
     except InvariantError:
         raise
     except WheelspecError as e:

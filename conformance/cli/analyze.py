@@ -13,8 +13,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.cli.args import count, non_negative, seed, writable_dir, writable_file
+from wheelspec.conformance.cli.args import (
+    STDOUT,
+    ValueOrDeprecatedFlag,
+    count,
+    describe,
+    non_negative,
+    seed,
+    writable_dir,
+    writable_file,
+)
 from wheelspec.conformance.traces.analyze import analyze
+from wheelspec.conformance.traces.spark_session import conf_item
 from wheelspec.spec.errors import UserError
 
 
@@ -26,10 +36,15 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
     p.add_argument("--master", default=None,
                    help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
     p.add_argument("--driver-memory", default="4g", help="Spark driver memory (default 4g)")
+    p.add_argument("--conf", type=conf_item, action="append", default=[], metavar="KEY=VALUE",
+                   help="with --engine spark: a Spark setting for the session, as spark-submit --conf (repeatable)")
     p.add_argument("--out", type=writable_dir, metavar="DIR",
-                   help="write analysis.json, report.html and PNG plots here (checked writable before the analysis)")
-    p.add_argument("--json", action="store_true", help="print the JSON result on stdout")
-    p.add_argument("--lateness-ms", type=int, default=None, help="also judge late-fire: fire - exp must be <= this")
+                   help="write analysis.json, report.html and PNG plots here (checked writable before the "
+                        "analysis; the plots need the 'reports' extra)")
+    p.add_argument("--json", type=_json_target, metavar="FILE", action=ValueOrDeprecatedFlag, flag_value=STDOUT,
+                   new="--json -", help="write the JSON result to FILE (- for stdout, instead of the summary)")
+    p.add_argument("--lateness-ms", type=int, default=None, metavar="MS",
+                   help="also judge late-fire: fire - exp must be <= this many ms")
     p.add_argument("--max-rows", type=non_negative, default=20,
                    help="violating rows reported per property (default 20)")
     p.add_argument("--synthetic", type=count, metavar="ROWS",
@@ -38,9 +53,27 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plant", default="", help="with --synthetic: plant violations, comma list of early,double")
     p.add_argument("--save-trace", type=writable_file, metavar="PATH",
                    help="with --synthetic: also write the trace to this Parquet file")
+    describe(p, [
+        ("wheelspec analyze traces/", "judge every Parquet trace under traces/ (docs/TRACE_FORMAT.md)"),
+        ("wheelspec analyze traces/ --out report/", "also write report/report.html, analysis.json and plots"),
+        ("wheelspec analyze traces/ --engine spark --master spark://HOST:7077 --json result.json",
+         "the same judgement as Spark jobs; the result as JSON"),
+        ("wheelspec analyze --synthetic 100000 --plant early --json -", "a seeded synthetic trace; JSON on stdout"),
+    ], ["0    every property holds on every run", "1    a violation (the rows are listed)"])
+
+
+def _json_target(text: str) -> str:
+    """``--json FILE``: a writable file that is not a Parquet file (``analyze --json TRACE``
+    meant the old flag followed by a trace; the trace must not be overwritten)."""
+    if text.endswith(".parquet") or Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a trace, not a JSON file: write --json FILE.json, or --json - "
+                                         f"for stdout")
+    return writable_file(text)
 
 
 def run_analyze(args: argparse.Namespace) -> int:
+    if args.conf and args.engine != "spark":
+        raise UserError("--conf sets Spark configuration: it needs --engine spark")
     paths = list(args.traces)
     if args.synthetic is not None:
         if paths:
@@ -65,6 +98,7 @@ def run_analyze(args: argparse.Namespace) -> int:
     if not paths:
         raise UserError("no trace given: pass Parquet files or directories, or --synthetic ROWS")
     result = analyze(paths, engine=args.engine, master=args.master, driver_memory=args.driver_memory,
+                     conf=dict(args.conf),
                      lateness_ms=args.lateness_ms, max_rows=args.max_rows)
     if args.out:
         from wheelspec.conformance.traces.html_report import write_report
@@ -76,10 +110,19 @@ def run_analyze(args: argparse.Namespace) -> int:
             page = write_report(result, out)
         except OSError as e:
             raise UserError(f"--out {out}: cannot write the report ({e.strerror or e})") from None
-        print(f"wrote {out / 'analysis.json'}, {page} and PNG plots", file=sys.stderr)
+        from wheelspec.conformance.optional import available
+
+        if available("matplotlib"):
+            print(f"wrote {out / 'analysis.json'}, {page} and PNG plots", file=sys.stderr)
+        else:
+            from wheelspec.conformance.traces.html_report import PLOTS_LEFT_OUT
+
+            print(f"wrote {out / 'analysis.json'} and {page}; {PLOTS_LEFT_OUT}", file=sys.stderr)
     if args.json:
-        print(json.dumps(result, indent=1))
-    else:
+        from wheelspec.conformance.cli.output import write_json
+
+        write_json(args.json, result)
+    if args.json != STDOUT:
         _summary(result)
     return 0 if result["ok"] else 1
 

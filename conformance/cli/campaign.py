@@ -13,16 +13,30 @@ Imported for every ``wheelspec`` invocation: heavy imports stay inside :func:`ru
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
-from wheelspec.conformance.cli.args import comma_list, count, seed, writable_dir
+from wheelspec.conformance.cli.args import (
+    STDOUT,
+    Deprecated,
+    Once,
+    ValueOrDeprecatedFlag,
+    comma_list,
+    count,
+    describe,
+    seed,
+    writable_dir,
+    writable_file,
+)
+from wheelspec.conformance.traces.spark_session import conf_item
 from wheelspec.spec.errors import UserError
 
 KINDS = ("timer", "purgatory")
 #: failing schedules per kind after which a kind's remaining seed ranges are not started
 DEFAULT_MAX_FAILURES = 20
+#: ``--trace-out`` given as a flag (its deprecated form): the traces go to OUT/traces.  A NUL
+#: cannot come from a command line, so no directory given by a user is mistaken for it.
+TRACES_UNDER_OUT = "\0OUT/traces"
 
 
 def _max_failures(text: str) -> int | None:
@@ -33,16 +47,19 @@ def _max_failures(text: str) -> int | None:
 
 
 def configure_campaign(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impl", default="reference",
+    p.add_argument("--impl", default="reference", metavar="IMPL", action=Once,
                    help="implementation, as for `wheelspec check --impl` (default reference)")
     p.add_argument("--kinds", default="timer,purgatory", type=comma_list(KINDS),
                    help="campaign kinds, comma list of timer,purgatory")
-    p.add_argument("--seeds", type=count, default=1000, help="schedules per kind (default 1000)")
+    p.add_argument("--schedules", type=count, default=1000, metavar="N", help="schedules per kind (default 1000)")
+    p.add_argument("--seeds", type=count, dest="schedules", action=Deprecated, new="--schedules")
     p.add_argument("--start", type=seed, default=0, help="first seed (default 0)")
     p.add_argument("--chunk", type=count, default=100, help="seeds per range, i.e. per Spark task (default 100)")
     p.add_argument("--engine", choices=("spark", "local"), default="local",
                    help="spark: one Spark task per seed range; local: a multiprocessing pool")
     p.add_argument("--master", default=None, help="Spark master URL (default: embedded local[*])")
+    p.add_argument("--conf", type=conf_item, action="append", default=[], metavar="KEY=VALUE",
+                   help="with --engine spark: a Spark setting for the session, as spark-submit --conf (repeatable)")
     p.add_argument("--workers", type=count, default=None, help="--engine local: processes, >= 1 (default: all cores)")
     p.add_argument("--out", default=None, type=writable_dir, metavar="DIR",
                    help="output directory (verdicts, counterexamples, traces, and campaign.json recording what "
@@ -57,9 +74,20 @@ def configure_campaign(p: argparse.ArgumentParser) -> None:
                    "further seed range of that kind is started; ranges already running finish. 'none': no "
                    f"budget (default {DEFAULT_MAX_FAILURES})")
     p.add_argument("--no-shrink", action="store_true", help="do not shrink failing schedules")
-    p.add_argument("--trace-out", action="store_true", help="also write every schedule's history as a Parquet trace "
-                   "under OUT/traces")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--trace-out", type=writable_dir, metavar="DIR", action=ValueOrDeprecatedFlag,
+                   flag_value=TRACES_UNDER_OUT, new="--trace-out DIR",
+                   help="also write every schedule's history as a Parquet trace under DIR, one file per kind "
+                   "and seed range (docs/TRACE_FORMAT.md; `wheelspec analyze DIR` reads them)")
+    p.add_argument("--json", type=writable_file, metavar="FILE", action=ValueOrDeprecatedFlag, flag_value=STDOUT,
+                   new="--json -", help="write the summary as JSON to FILE (- for stdout, instead of the text)")
+    describe(p, [
+        ("wheelspec campaign --impl optimized --schedules 100000 --out campaign/",
+         "a local process pool; rerun the same command to resume after an interruption"),
+        ("wheelspec campaign --engine spark --master spark://HOST:7077 --impl optimized --schedules 10000000 "
+         "--out /shared/campaign/", "one Spark task per seed range (docs/SPARK.md)"),
+        ("wheelspec campaign --impl reference --schedules 200 --trace-out traces/ --json -",
+         "also record every history for `wheelspec analyze traces/`; the summary as JSON on stdout"),
+    ], ["0    every schedule passed", "1    a schedule failed (failure classes listed; verdicts under --out)"])
 
 
 def run_campaign(args: argparse.Namespace) -> int:
@@ -83,11 +111,13 @@ def run_campaign(args: argparse.Namespace) -> int:
         if k not in KINDS:
             raise UserError(f"--kinds: unknown kind {k!r} (known: {', '.join(KINDS)})")
     kinds = list(dict.fromkeys(kinds))
-    if args.seeds < 1 or args.chunk < 1 or args.start < 0:
-        raise UserError(f"--seeds and --chunk must be >= 1 and --start >= 0 "
-                        f"(got {args.seeds}, {args.chunk}, {args.start})")
+    if args.schedules < 1 or args.chunk < 1 or args.start < 0:
+        raise UserError(f"--schedules and --chunk must be >= 1 and --start >= 0 "
+                        f"(got {args.schedules}, {args.chunk}, {args.start})")
     if args.workers is not None and args.workers < 1:
         raise UserError(f"--workers must be >= 1 (got {args.workers})")
+    if args.conf and args.engine != "spark":
+        raise UserError("--conf sets Spark configuration: it needs --engine spark")
     limit = args.max_failures
     from wheelspec.conformance.adapters import resolve
 
@@ -102,16 +132,17 @@ def run_campaign(args: argparse.Namespace) -> int:
             raise UserError(f"--impl {args.impl}: has no purgatory (hello capabilities), and --kinds asks only "
                             f"for purgatory")
     out_arg = args.out if args.out is not None else default_out(args.impl)
-    ident = identity(args.impl, hello, kinds, shrink=not args.no_shrink, trace=args.trace_out, chunk=args.chunk)
+    trace = _trace_target(args.trace_out, out_arg)
+    ident = identity(args.impl, hello, kinds, shrink=not args.no_shrink, trace=trace, chunk=args.chunk)
     out, resumed = open_out(out_arg, ident, fresh=args.fresh)
-    tasks, skipped = pending_tasks(args.impl, kinds, args.start, args.seeds, args.chunk, out,
-                                   shrink=not args.no_shrink, trace=args.trace_out)
-    budget = Budget(limit, failed_seeds_done(out, kinds, args.start, args.seeds, args.chunk) if limit else {})
+    tasks, skipped = pending_tasks(args.impl, kinds, args.start, args.schedules, args.chunk, out,
+                                   shrink=not args.no_shrink, trace=trace)
+    budget = Budget(limit, failed_seeds_done(out, kinds, args.start, args.schedules, args.chunk) if limit else {})
     spark = None
     if args.engine == "spark" and tasks:
         from wheelspec.conformance.traces.spark_session import get_session
 
-        spark = get_session(args.master, app="wheelspec-campaign")
+        spark = get_session(args.master, app="wheelspec-campaign", extra=dict(args.conf))
     t0 = time.perf_counter()
     outcome = run_tasks(tasks, engine=args.engine, workers=args.workers, spark=spark, budget=budget)
     seconds = time.perf_counter() - t0
@@ -119,10 +150,10 @@ def run_campaign(args: argparse.Namespace) -> int:
     # Ranges this run finished, read from disk: on Spark an interrupted job's finished tasks
     # return nothing to the driver, but their files are complete.
     ranges_run = sum(range_file(out, t["kind"], t["lo"], t["hi"]).exists() for t in tasks)
-    verdicts = collect_verdicts(out, kinds, args.start, args.seeds, args.chunk)
+    verdicts = collect_verdicts(out, kinds, args.start, args.schedules, args.chunk)
     interrupted = outcome.interrupted is not None
     # After an interruption, no new Spark job: the summary comes from the files, in this process.
-    classes = (failure_classes_spark(spark, out, kinds, args.start, args.seeds, args.chunk)
+    classes = (failure_classes_spark(spark, out, kinds, args.start, args.schedules, args.chunk)
                if spark is not None and not interrupted else failure_classes(verdicts))
     seeds_seen = {(k, s) for k, s in zip(verdicts.column("kind").to_pylist(), verdicts.column("seed").to_pylist())}
     failed = {(k, s) for k, s, ok in zip(verdicts.column("kind").to_pylist(), verdicts.column("seed").to_pylist(),
@@ -144,12 +175,18 @@ def run_campaign(args: argparse.Namespace) -> int:
                "schedules_per_s": round(ran / seconds, 1) if seconds > 0 and ran else None,
                "ops_per_s": round(ops / seconds, 1) if seconds > 0 and ops else None,
                "failure_classes": classes, "out": str(out)}
+    if spark is not None:
+        from wheelspec.conformance.traces.spark_session import session_info
+
+        summary["spark"] = session_info(spark, dict(args.conf))   # the master, and what --conf set
     resume_hint = (f"rerun the same command (same --out {out}) to run the remaining ranges; "
                    f"the {skipped + ranges_run} ranges done are kept")
     with deferred():   # a second Ctrl-C (or the SIGTERM after it) waits for the summary
         if args.json:
-            print(json.dumps(summary, indent=1))
-        else:
+            from wheelspec.conformance.cli.output import write_json
+
+            write_json(args.json, summary)
+        if args.json != STDOUT:
             print(f"{args.impl}: {summary['schedules']} schedules ({', '.join(kinds)}), {summary['failed']} failed; "
                   f"ran {ranges_run} ranges ({skipped} done before) in {seconds:.1f} s on {args.engine}"
                   + (f": {summary['schedules_per_s']} schedules/s, {summary['ops_per_s']} ops/s" if ran else ""))
@@ -166,3 +203,19 @@ def run_campaign(args: argparse.Namespace) -> int:
         assert outcome.interrupted is not None
         raise outcome.interrupted   # the command's interrupted exit code (main), after the summary
     return 1 if failed else 0
+
+
+def _trace_target(trace_out: str | None, out: str) -> bool | str:
+    """What the seed-range tasks are told about traces: False (none), True (OUT/traces, the
+    campaign's own folder, which ``--fresh`` also clears), or another directory as an absolute path
+    (workers may run in another directory)."""
+    from pathlib import Path
+
+    from wheelspec.conformance.traces.campaign_store import TRACE_DIR
+
+    if trace_out is None:
+        return False
+    if trace_out == TRACES_UNDER_OUT:
+        return True
+    target = Path(trace_out).resolve()
+    return True if target == (Path(out) / TRACE_DIR).resolve() else str(target)

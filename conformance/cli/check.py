@@ -5,7 +5,7 @@ import beyond argparse happens inside ``run_check`` / ``run_replay``.
 
 ``wheelspec check`` with no arguments runs the shipped scenario corpus and a seeded campaign
 (timer and purgatory schedules) against our implementations: the reference in-process and behind
-protocol v1 in a subprocess, and the optimized engine.  Exit codes: 0 everything passed, 1 an
+the adapter protocol in a subprocess, and the optimized engine.  Exit codes: 0 everything passed, 1 an
 implementation violated its claimed semantics, 2 usage, configuration or adapter errors, 130 / 143
 interrupted by SIGINT / SIGTERM.  Whatever stops a run, the reports (terminal, ``--json``,
 ``--junit-xml``) hold every verdict reached before it, for every implementation: the one being
@@ -17,7 +17,17 @@ from __future__ import annotations
 
 import argparse
 
-from wheelspec.conformance.cli.args import comma_list, count, non_negative, seconds, seed, writable_dir, writable_file
+from wheelspec.conformance.cli.args import (
+    Once,
+    comma_list,
+    count,
+    describe,
+    non_negative,
+    seconds,
+    seed,
+    writable_dir,
+    writable_file,
+)
 
 DEFAULT_IMPLS = ("reference", "reference-subprocess", "optimized")
 DEFAULT_SCHEDULES = 400
@@ -27,8 +37,9 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impl", action="append", metavar="IMPL",
                    help="implementation to check (repeatable): reference, reference-subprocess, reference-mock, "
                         "optimized, optimized-subprocess, package.module:factory, or cmd:COMMAND (a subprocess "
-                        f"speaking protocol v1, docs/PROTOCOL.md); default: {', '.join(DEFAULT_IMPLS)}")
-    p.add_argument("--scenarios", metavar="DIR", help="scenario directory (default: the shipped corpus)")
+                        f"speaking the adapter protocol, docs/PROTOCOL.md); default: {', '.join(DEFAULT_IMPLS)}")
+    p.add_argument("--scenarios", action="append", metavar="DIR",
+                   help="scenario directory (repeatable: the directories add up; default: the shipped corpus)")
     p.add_argument("--no-corpus", action="store_true", help="skip the scenario corpus")
     p.add_argument("--schedules", type=non_negative, default=DEFAULT_SCHEDULES, metavar="N",
                    help=f"random schedules per campaign kind (default {DEFAULT_SCHEDULES}; 0 = no campaign)")
@@ -37,8 +48,8 @@ def configure_check(p: argparse.ArgumentParser) -> None:
                    help="campaign kinds, comma separated (default timer,purgatory; purgatory only if offered)")
     p.add_argument("--out", type=writable_dir, default="wheelspec-out", metavar="DIR",
                    help="where shrunk counterexamples are saved (default ./wheelspec-out)")
-    p.add_argument("--json", type=writable_file, metavar="FILE", help="write a JSON report")
-    p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report")
+    p.add_argument("--json", type=writable_file, metavar="FILE", help="write a JSON report (- for stdout)")
+    p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report (- for stdout)")
     p.add_argument("--trace-out", type=writable_dir, metavar="DIR",
                    help="also record every campaign schedule's history as a Parquet trace, one file per "
                         "implementation: DIR/<impl>.parquet (docs/TRACE_FORMAT.md; `wheelspec analyze DIR` reads it)")
@@ -53,31 +64,77 @@ def configure_check(p: argparse.ArgumentParser) -> None:
                    help="unbounded: the implementation accepts any value by design; leave out-of-range requests "
                         "out of its schedules and report property ranges as not judged (default: what its "
                         "capabilities declare, else bounded)")
+    p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
+                   help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
+                        "with timestamps and directions (docs/KITS.md)")
     p.add_argument("-v", "--verbose", action="store_true", help="list every failure")
+    describe(p, [
+        ("wheelspec check", "the shipped corpus and 400 schedules per kind against our implementations"),
+        ("wheelspec check --impl mytimer.adapter:factory --schedules 1000",
+         "your timer (a Python factory returning an adapter, docs/ADAPTERS.md)"),
+        ("wheelspec check --impl 'cmd:java -jar mytimer.jar' --json report.json --junit-xml report.xml",
+         "a timer in another language speaking the adapter protocol (docs/PROTOCOL.md); reports for CI"),
+        ("wheelspec check --impl optimized --scenarios my-scenarios/ --scenarios more/ --json -",
+         "two scenario directories; the JSON report on stdout"),
+    ], ["0    every implementation satisfied the profile it claims",
+        "1    an implementation violated its claimed semantics (counterexamples saved under --out)"])
 
 
 def configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="a scenario file (for example a saved counterexample)")
-    p.add_argument("--impl", default="reference", metavar="IMPL",
+    p.add_argument("--impl", default="reference", metavar="IMPL", action=Once,
                    help="implementation (as for check; default reference)")
-    p.add_argument("--json", type=writable_file, metavar="FILE", help="write a JSON report")
-    p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report")
-    p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS")
-    p.add_argument("--start-timeout", type=seconds, default=30.0, metavar="SECONDS")
+    p.add_argument("--json", type=writable_file, metavar="FILE", help="write a JSON report (- for stdout)")
+    p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report (- for stdout)")
+    p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
+                   help="per-request timeout for subprocess adapters (default 10)")
+    p.add_argument("--start-timeout", type=seconds, default=30.0, metavar="SECONDS",
+                   help="handshake timeout for subprocess adapters (default 30)")
+    p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
+                   help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
+                        "with timestamps and directions (docs/KITS.md)")
     p.add_argument("--full", action="store_true",
                    help="print every step (a scenario longer than 200 steps shows only the steps around "
                         "each finding)")
+    describe(p, [
+        ("wheelspec replay wheelspec-out/optimized/timer-17.json --impl optimized",
+         "replay a saved counterexample step by step, with the findings"),
+        ("wheelspec replay my-scenario.json --impl mytimer.adapter:factory --json -", "the verdict as JSON on stdout"),
+    ], ["0    the scenario's expectations hold", "1    a finding (a violated property or expectation)"])
 
 
-def _console():
-    from rich.console import Console
+def _console(args: argparse.Namespace):
+    from wheelspec.conformance.cli.output import console, human_to_stderr
 
     # emoji=False: an impl spec such as `mytimer.adapter:factory:` or a scenario name is text,
     # never an emoji code.  Markup is escaped (or turned off) where user or adapter text is printed.
-    c = Console(highlight=False, emoji=False)
-    if not c.is_terminal:  # CI logs: wide enough that the summary table is not truncated
-        c = Console(highlight=False, emoji=False, width=160)
-    return c
+    # With a report on stdout (--json -), the terminal output goes to stderr.
+    return console(stderr=human_to_stderr(args.json, args.junit_xml))
+
+
+def _one_stdout_report(args: argparse.Namespace) -> None:
+    from wheelspec.spec.errors import UserError
+
+    if args.json == "-" and args.junit_xml == "-":
+        raise UserError("--json - and --junit-xml - both ask for stdout: give one of them a FILE")
+
+
+def _load_scenarios(dirs: list[str] | None) -> list:
+    """The scenarios of every ``--scenarios`` directory (the shipped corpus if none), names unique
+    across them (a name identifies a scenario in the reports)."""
+    from wheelspec.conformance.check.corpus import load_corpus
+    from wheelspec.spec.errors import UserError
+
+    out: list = []
+    where: dict[str, str | None] = {}
+    todo: list[str | None] = list(dirs) if dirs else [None]   # None: the shipped corpus
+    for d in todo:
+        for sc in load_corpus(d):
+            if sc.name in where:
+                raise UserError(f"{sc.path}: scenario name {sc.name!r} is also used by {where[sc.name]}")
+            where[sc.name] = sc.path
+            out.append(sc)
+    return out
 
 
 def _kinds(text: str) -> list[str]:
@@ -203,7 +260,8 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
 
         def on_run(seed, cfg, result, kind) -> None:
             if tw is not None:
-                tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile)
+                tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile,
+                                wheel=caps.wheel_size is not None or "wheel_size" in caps.configurable)
             pending.update(kind=kind, seed=seed, result=result)
 
         for kind in kinds_here:
@@ -250,15 +308,17 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
     return rep
 
 
-def _write_reports(args: argparse.Namespace, reports: list, meta: dict, stop=None) -> None:
+def _write_reports(args: argparse.Namespace, reports: list, meta: dict, stop=None, *, final: bool = True) -> None:
+    """The --json and --junit-xml reports; a report to stdout (``-``) is written only when ``final``
+    (a file is rewritten with the partial results after each implementation)."""
     from wheelspec.conformance.check.report import write_json, write_junit
     from wheelspec.conformance.cli.interrupt import deferred
 
     # Both files or neither reflect a state: a signal waits until the pair is written.
     with deferred():
-        if args.json:
+        if args.json and (final or args.json != "-"):
             write_json(args.json, reports, meta, stop)
-        if args.junit_xml:
+        if args.junit_xml and (final or args.junit_xml != "-"):
             write_junit(args.junit_xml, reports, stop)
 
 
@@ -273,7 +333,6 @@ def run_check(args: argparse.Namespace) -> int:
         TimeElapsedColumn,
     )
 
-    from wheelspec.conformance.check.corpus import load_corpus
     from wheelspec.conformance.check.report import ImplReport, exit_code, print_summary
     from wheelspec.conformance.cli.interrupt import as_interrupted
     from wheelspec.spec.errors import UserError
@@ -284,10 +343,11 @@ def run_check(args: argparse.Namespace) -> int:
     if args.max_failures < 1:
         raise UserError(f"--max-failures must be >= 1 (failing schedules per campaign kind before that kind "
                         f"stops), got {args.max_failures}")
+    _one_stdout_report(args)
     impls = args.impl or list(DEFAULT_IMPLS)
     kinds = _kinds(args.kinds)
-    scenarios = [] if args.no_corpus else load_corpus(args.scenarios)
-    console = _console()
+    scenarios = [] if args.no_corpus else _load_scenarios(args.scenarios)
+    console = _console(args)
     # Every implementation has its report from the start: one the run never reached says "not run".
     reports = [ImplReport(spec, started=False) for spec in impls]
     meta = {"command": "check", "impls": impls, "scenarios": len(scenarios), "schedules_per_kind": args.schedules,
@@ -300,12 +360,13 @@ def run_check(args: argparse.Namespace) -> int:
             for rep in reports:
                 check_impl(rep.spec, args, scenarios, kinds, progress, args.out, rep=rep)
                 # Partial results first: a run killed outright (SIGKILL) still leaves these.
-                _write_reports(args, reports, meta)
+                _write_reports(args, reports, meta, final=False)
     except KeyboardInterrupt as e:  # SIGINT, or SIGTERM through cli.interrupt
         stop = as_interrupted(e)
     finally:
         _write_reports(args, reports, meta, stop)
-    print_summary(console, reports, verbose=args.verbose, stop=stop)
+    # An adapter error is said once, on stderr (the table marks its implementation ERROR).
+    print_summary(console, reports, verbose=args.verbose, stop=stop, errors=False)
     for r in reports:
         if r.error is not None:
             print(f"wheelspec check: error: {printable(r.error)}", file=sys.stderr)
@@ -322,7 +383,8 @@ def run_replay(args: argparse.Namespace) -> int:
     from wheelspec.conformance.cli.interrupt import as_interrupted
     from wheelspec.spec.errors import UserError
 
-    console = _console()
+    _one_stdout_report(args)
+    console = _console(args)
     rep = ImplReport(args.impl, incomplete=True)  # until the scenario's verdict is in
     meta = {"command": "replay", "file": args.file}
     stop = sc = adapter = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.cli.args import count, seconds, seed, writable_file
+from wheelspec.conformance.cli.args import Once, count, describe, seconds, seed, writable_file
 
 #: default wall-clock limit of the search, in seconds
 DEFAULT_TIME_LIMIT = 60.0
@@ -18,8 +18,9 @@ DEFAULT_MAX_STATES = 1_000_000
 def configure_linearize(parser: Any) -> None:
     parser.add_argument("history", nargs="?", help="a recorded concurrent history, JSON lines (see "
                         "wheelspec.conformance.concurrency.history_file for the format)")
-    parser.add_argument("--impl", help="instead of a file: run client threads and a reaper against this "
-                        "implementation (as for `wheelspec check --impl`) and check what they saw")
+    parser.add_argument("--impl", action=Once, metavar="IMPL",
+                        help="instead of a file: run client threads and a reaper against this implementation "
+                             "(as for `wheelspec check --impl`) and check what they saw")
     parser.add_argument("--threads", type=count, default=4, help="client threads with --impl (default 4)")
     parser.add_argument("--ops", type=count, default=2500, help="calls per client thread with --impl (default 2500)")
     parser.add_argument("--keys", type=count, default=100, help="watch keys with --impl (default 100)")
@@ -31,6 +32,16 @@ def configure_linearize(parser: Any) -> None:
     parser.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
                         help=f"wall-clock limit of the search (default {DEFAULT_TIME_LIMIT:g}).  Past either budget "
                              "the verdict is 'undecided: budget exhausted', exit 2: neither a pass nor a violation")
+    parser.add_argument("--json", type=writable_file, metavar="FILE",
+                        help="write the verdict as JSON (- for stdout; the text then goes to stderr)")
+    describe(parser, [
+        ("wheelspec linearize history.jsonl", "check a recorded concurrent history"),
+        ("wheelspec linearize --impl optimized --threads 8 --ops 1000 --save history.jsonl",
+         "record one now from 8 client threads and a reaper, keep it, and check it"),
+        ("wheelspec linearize history.jsonl --time-limit 600 --json -",
+         "a longer search; the verdict as JSON on stdout"),
+    ], ["0    linearizable", "1    not linearizable (the smallest offending windows are printed)",
+        "2    also: undecided, the search ran out of --time-limit or --max-states"])
 
 
 def run_linearize(args: Any) -> int:
@@ -50,14 +61,27 @@ def run_linearize(args: Any) -> int:
         if not path.is_file():
             raise UserError(f"history file {path} does not exist")
         history, where = load(path), str(path)
+    import sys
+
+    from wheelspec.conformance.cli.output import human_to_stderr, write_json
+
+    text = sys.stderr if human_to_stderr(args.json) else sys.stdout
     try:
         result = check(WHEELSPEC, history, max_states=args.max_states, time_limit=args.time_limit)
     except BudgetExhausted as e:
-        print(f"undecided: budget exhausted: {where}: {e} (raise --time-limit or --max-states)")
+        print(f"undecided: budget exhausted: {where}: {e} (raise --time-limit or --max-states)", file=text)
+        if args.json:
+            write_json(args.json, {"history": where, "verdict": "undecided", "reason": str(e)})
         return 2
-    print(result.summary())
+    print(result.summary(), file=text)
     for w in result.windows:
-        print(w.render(WHEELSPEC))
+        print(w.render(WHEELSPEC), file=text)
+    if args.json:
+        write_json(args.json, {
+            "history": where, "verdict": "linearizable" if result.ok else "not linearizable",
+            "operations": result.operations, "partitions": result.partitions, "explored": result.explored,
+            "seconds": round(result.seconds, 3),
+            "windows": [{"partition": w.partition, "render": w.render(WHEELSPEC)} for w in result.windows]})
     return 0 if result.ok else 1
 
 
@@ -79,5 +103,8 @@ def _record_impl(args: Any) -> list[Any]:
                      recorder=Recorder.for_adapter(adapter), purgatory=caps.purgatory)
     finally:
         adapter.close()
-    print(f"recorded {len(rec.history)} calls from {args.threads} clients and a reaper on {args.impl}")
+    import sys
+
+    print(f"recorded {len(rec.history)} calls from {args.threads} clients and a reaper on {args.impl}",
+          file=sys.stderr if getattr(args, "json", None) == "-" else sys.stdout)
     return rec.history

@@ -12,7 +12,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.cli.args import comma_list, count, non_negative, writable_dir
+from wheelspec.conformance.cli.args import (
+    Deprecated,
+    comma_list,
+    count,
+    describe,
+    non_negative,
+    split_list,
+    writable_dir,
+    writable_file,
+)
 from wheelspec.conformance.matrix import (
     COLUMNS,
     REALTIME,
@@ -26,12 +35,19 @@ from wheelspec.conformance.matrix import (
     virtual_row,
     write_plot,
 )
+from wheelspec.conformance.matrix.files import DEFAULT_OUT
+from wheelspec.conformance.matrix.rows import UNAVAILABLE
+from wheelspec.conformance.optional import available, install_hint
 from wheelspec.spec.errors import UserError
 
 
 def configure_matrix(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impls", type=comma_list(), default=",".join(VIRTUAL + REALTIME), metavar="A,B",
-                   help=f"implementations (default all: {', '.join(VIRTUAL + REALTIME)})")
+    p.add_argument("--impl", action="append", metavar="IMPL",
+                   help=f"a row (repeatable): one of {', '.join(VIRTUAL + REALTIME)}, or any implementation "
+                        f"`wheelspec check --impl` takes (package.module:factory, cmd:COMMAND), judged as a "
+                        f"virtual-time row (default: every built-in row)")
+    p.add_argument("--impls", type=comma_list(), dest="impl", action=Deprecated, new="--impl (repeated)",
+                   convert=split_list, extend=True)
     p.add_argument("--schedules", type=non_negative, default=300, metavar="N",
                    help="timer campaign schedules per virtual implementation (default 300)")
     p.add_argument("--rt-runs", type=non_negative, default=3, metavar="N",
@@ -40,31 +56,61 @@ def configure_matrix(p: argparse.ArgumentParser) -> None:
                    help="tasks per real-time schedule (default 150)")
     p.add_argument("--slack", type=non_negative, default=250, metavar="MS",
                    help="real-time late-bound allowance (default 250)")
-    p.add_argument("--out", type=writable_dir, default="docs", metavar="DIR",
+    p.add_argument("--out", type=writable_dir, default=DEFAULT_OUT, metavar="DIR",
                    help="where MATRIX.md (its generated part) goes; matrix.html, matrix.json, matrix-lateness.png "
-                        "and counterexamples/ go to OUT/results (default docs)")
+                        f"and counterexamples/ go to OUT/results (default ./{DEFAULT_OUT}). Only files the matrix "
+                        "wrote (they carry a marker) are replaced; any other file in the way is refused")
     p.add_argument("--counterexamples", type=writable_dir, default=None, metavar="DIR",
                    help="where failures are saved (default OUT/results/counterexamples)")
+    p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
+                   help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
+                        "with timestamps and directions (docs/KITS.md)")
     p.add_argument("--no-files", action="store_true", help="print the table only")
+    p.add_argument("--json", type=writable_file, metavar="FILE",
+                   help="also write the matrix (as OUT/results/matrix.json) to FILE; - for stdout (the table then "
+                        "goes to stderr)")
+    describe(p, [
+        ("wheelspec matrix",
+         f"every built-in row; ./{DEFAULT_OUT}/MATRIX.md and ./{DEFAULT_OUT}/results/ (a few minutes)"),
+        ("wheelspec matrix --out docs",
+         "the same into docs/ (how wheelspec's own docs/MATRIX.md is made, from the repository root)"),
+        ("wheelspec matrix --impl reference --impl stdlib-sched --schedules 50 --no-files",
+         "two rows, the table only"),
+        ("wheelspec matrix --impl mytimer.adapter:factory --no-files --json -",
+         "your timer as a row next to nothing else; the row as JSON on stdout"),
+    ], ["0    the matrix was made and our own engines satisfy the profiles they claim",
+        "1    one of our engines does not (third-party timers failing is what the matrix reports)"])
 
 
 def run_matrix(args: argparse.Namespace) -> int:
     """Exit 0 when the matrix was made and our own engines satisfy the profiles they claim; 1 when
     one of ours does not (third-party timers failing properties is what the matrix reports, not an
     error of the command); 2 when an implementation could not be run (missing Java or Netty...)."""
-    names = [n.strip() for n in args.impls.split(",") if n.strip()]
+    names = list(dict.fromkeys(args.impl or VIRTUAL + REALTIME))
     for n in names:
-        if n not in VIRTUAL + REALTIME:
-            raise UserError(f"--impls: unknown implementation {n!r} (known: {', '.join(VIRTUAL + REALTIME)})")
+        if n not in VIRTUAL + REALTIME:  # another implementation spec: refused now, not after the other rows
+            from wheelspec.conformance.adapters import resolve
+
+            try:
+                resolve(n)
+            except UserError as e:
+                raise UserError(f"--impl: unknown implementation {n!r}: not a matrix row "
+                                f"({', '.join(VIRTUAL + REALTIME)}), and {e}") from None
     for opt in ("schedules", "rt_runs", "rt_tasks"):
         if getattr(args, opt) < 1:
             raise UserError(f"--{opt.replace('_', '-')} must be >= 1, got {getattr(args, opt)}")
+    from wheelspec.conformance.matrix import files
+
     out = Path(args.out)
     results = out / "results"  # generated files, apart from the hand-written pages
     cx_dir = None if args.no_files else Path(args.counterexamples or results / "counterexamples")
-    if cx_dir is not None and cx_dir.exists():  # a fresh set: stale counterexamples would mislead
-        import shutil
-        shutil.rmtree(cx_dir)
+    if not args.no_files:
+        # refused before any work: a file in the way that the matrix did not write (files.claim)
+        for target in (out / "MATRIX.md", results / "matrix.html", results / "matrix.json",
+                       results / "matrix-lateness.png"):
+            files.claim(target)
+    if cx_dir is not None:  # a fresh set: the last run's counterexamples would mislead; only those go
+        files.clear_generated(cx_dir)
     t0 = time.perf_counter()
     rows = []
 
@@ -72,25 +118,43 @@ def run_matrix(args: argparse.Namespace) -> int:
         print(f"  {m}", file=sys.stderr)
 
     for n in names:
-        if n in VIRTUAL:
+        if n not in REALTIME:
             rows.append(virtual_row(n, schedules=args.schedules, cx_dir=cx_dir, progress=say))
         else:
             say(f"{n}: real-time runs")
             rows.append(realtime_row(n, runs=args.rt_runs, tasks=args.rt_tasks, slack_ms=args.slack, cx_dir=cx_dir))
     cmd = ("wheelspec matrix" + (f" --schedules {args.schedules}" if args.schedules != 300 else "")
-           + (f" --impls {args.impls}" if args.impls != ",".join(VIRTUAL + REALTIME) else ""))
+           + ("".join(f" --impl {n}" for n in names) if args.impl else "")
+           + (f" --out {args.out}" if args.out != DEFAULT_OUT and not args.no_files else ""))
     meta = {"versions": versions(), "command": cmd, "seconds": time.perf_counter() - t0,
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
-    print_table(rows)
+    from wheelspec.conformance.cli.output import human_to_stderr
+    from wheelspec.conformance.cli.output import write_json as write_json_to
+
+    doc = {"generated_by": files.GENERATED_BY, "meta": meta, "columns": list(COLUMNS),
+           "rows": [r.to_dict() for r in rows]}
+    print_table(rows, sys.stderr if human_to_stderr(args.json) else None)
+    print_failures(rows, sys.stderr if human_to_stderr(args.json) else None)
+    if args.json:
+        write_json_to(args.json, doc)
     if not args.no_files:
         results.mkdir(parents=True, exist_ok=True)
-        plot = "matrix-lateness.png" if write_plot(rows, results / "matrix-lateness.png") else None
-        (results / "matrix.html").write_text(html_page(rows, meta, plot))
-        (results / "matrix.json").write_text(json.dumps({"meta": meta, "columns": list(COLUMNS),
-                                                         "rows": [r.to_dict() for r in rows]}, indent=1) + "\n")
+        plot = None
+        if available("matplotlib"):
+            plot = "matrix-lateness.png" if write_plot(rows, files.claim(results / "matrix-lateness.png")) else None
+        elif any(r.lateness_ms for r in rows):
+            print("wheelspec matrix: the lateness plot is left out: it needs the 'reports' extra "
+                  f"({install_hint('reports')})", file=sys.stderr)
+        if plot is None and files.is_generated(results / "matrix-lateness.png"):
+            (results / "matrix-lateness.png").unlink()  # an earlier run's plot, of rows this page lacks
+        files.claim(results / "matrix.html").write_text(html_page(rows, meta, plot))
+        files.claim(results / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n")
         update_markdown(out / "MATRIX.md", markdown(rows, meta))
         print(f"wrote {out / 'MATRIX.md'}, {results / 'matrix.html'}, {results / 'matrix.json'}"
-              + (f", {results / plot}" if plot else ""))
+              + (f", {results / plot}" if plot else ""), file=sys.stderr if human_to_stderr(args.json) else None)
+    for r in rows:
+        if r.cells and all(v == UNAVAILABLE for v in r.cells.values()):
+            print(f"wheelspec matrix: {r.name}: {r.failures[0]}", file=sys.stderr)
     errors = [r for r in rows if any(v == "error" for v in r.cells.values())]
     if errors:
         for r in errors:
@@ -101,9 +165,23 @@ def run_matrix(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def print_failures(rows: list[Row], file: Any = None) -> None:
+    """The failures under the table, one line per shape (the grouping of the Markdown and the
+    HTML page: :func:`wheelspec.conformance.matrix.render.grouped_failures`)."""
+    from wheelspec.conformance.matrix.render import failure_lines
+
+    lines = failure_lines(rows)
+    if lines:
+        shapes = f"{len(lines)} shape" + ("s" if len(lines) > 1 else "")
+        print(f"failures, grouped by shape ({shapes}):", file=file or sys.stdout)
+        for line in lines:
+            print(f"  {line}", file=file or sys.stdout)
+
+
 def print_table(rows: list[Row], file: Any = None) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from wheelspec.conformance.cli.output import console
 
     t = Table(title="wheelspec conformance matrix")
     for c in ("implementation", "mode", "claims", *COLUMNS, "satisfies"):
@@ -116,4 +194,4 @@ def print_table(rows: list[Row], file: Any = None) -> None:
             note = r.notes.get(c)
             cells.append(f"[{style.get(v, 'dim')}]{v}[/]" + (f"\n{note}" if note else ""))
         t.add_row(r.name, r.mode, r.claimed, *cells, ", ".join(r.satisfies) or "none")
-    Console(file=file or sys.stdout, width=200).print(t)
+    console(file=file or sys.stdout).print(t)  # on a pipe, 200 columns: the whole table

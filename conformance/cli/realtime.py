@@ -5,12 +5,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.cli.args import count, non_negative, seed, writable_dir, writable_file
+from wheelspec.conformance.cli.args import Once, count, describe, non_negative, seed, writable_dir, writable_file
 from wheelspec.conformance.realtime import (
     DEFAULT_SLACK_MS,
     RtReport,
@@ -26,7 +24,7 @@ from wheelspec.spec.errors import UserError
 
 
 def configure_realtime(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impl", default="netty", metavar="IMPL",
+    p.add_argument("--impl", default="netty", metavar="IMPL", action=Once,
                    help="netty (Java + libnetty-java), asyncio-live, or cmd:COMMAND speaking rt_run (default netty)")
     p.add_argument("--runs", type=count, default=3, metavar="N", help="seeded schedules to run (default 3)")
     p.add_argument("--seed", type=seed, default=0, metavar="S", help="first seed (default 0)")
@@ -37,7 +35,14 @@ def configure_realtime(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", metavar="FILE", help="replay one saved real-time schedule instead")
     p.add_argument("--out", type=writable_dir, default="wheelspec-out/realtime", metavar="DIR",
                    help="where failing schedules go")
-    p.add_argument("--json", type=writable_file, metavar="FILE", help="write the verdicts as JSON")
+    p.add_argument("--json", type=writable_file, metavar="FILE", help="write the verdicts as JSON (- for stdout)")
+    describe(p, [
+        ("wheelspec realtime", "Netty's HashedWheelTimer (needs Java and libnetty-java) against the wall clock"),
+        ("wheelspec realtime --impl asyncio-live --runs 5 --json -",
+         "a live asyncio loop; the verdicts as JSON on stdout"),
+        ("wheelspec realtime --impl netty --schedule wheelspec-out/realtime/netty-realtime-3.json",
+         "replay one saved failing schedule"),
+    ], ["0    every real-time property holds", "1    a violation (failing schedules saved under --out)"])
 
 
 def run_realtime(args: argparse.Namespace) -> int:
@@ -52,21 +57,24 @@ def run_realtime(args: argparse.Namespace) -> int:
     else:
         schedules = [generate(args.seed + k, tasks=args.tasks, tick_ms=args.tick, slack_ms=args.slack)
                      for k in range(args.runs)]
+    from wheelspec.conformance.cli.output import human_to_stderr, write_json
+
     adapter = resolve(args.impl)
     try:
         rep = run_schedules(adapter, schedules, slack_ms=args.slack, out_dir=args.out)
     finally:
         adapter.close()
-    print_report(rep)
+    print_report(rep, sys.stderr if human_to_stderr(args.json) else None)
     if args.json:
-        Path(args.json).write_text(json.dumps(report_dict(rep), indent=1))
+        write_json(args.json, report_dict(rep))
     return 0 if rep.ok else 1
 
 
 def print_report(rep: RtReport, file: Any = None) -> None:
-    from rich.console import Console
+    from wheelspec.conformance.cli.output import console
 
-    con = Console(file=file or sys.stdout)
+    # no emoji, and plain unwrapped lines on a pipe (a CI log is grepped, not read at 80 columns)
+    con = console(file=file or sys.stdout)
     late = percentiles(rep.lateness_us)
     con.print(f"[bold]{rep.name}[/] ({rep.version}), profile {rep.profile}, resolution {rep.resolution_ms} ms: "
               f"{len(rep.verdicts)} runs, {sum(v.fires for v in rep.verdicts)} fires")

@@ -7,14 +7,14 @@ text of the files that string names, and its hello), the same wheelspec and sche
 the same kinds, shrinking, tracing and chunking.  :func:`identity` collects those facts;
 :func:`open_out` compares them with ``OUT/campaign.json`` and refuses, naming the first field
 that differs, when they do not match.  The seed span is not part of the identity: a seed's
-verdict depends only on the identity and the seed, so a larger ``--seeds`` reuses the done ranges.
+verdict depends only on the identity and the seed, so a larger ``--schedules`` reuses the done ranges.
 
 Layout (every name below is the tool's; anything else in the folder is the user's and is never
 touched)::
 
     OUT/campaign.json                                       the manifest (atomic)
     OUT/verdicts/<kind>/range-<lo>-<hi>.parquet             one per finished seed range (atomic)
-    OUT/traces/<kind>/range-<lo>-<hi>.parquet               with --trace-out (atomic)
+    OUT/traces/<kind>/range-<lo>-<hi>.parquet               with --trace-out OUT/traces (atomic)
     OUT/counterexamples/<impl>/<kind>-<seed>.json           shrunk counterexamples (atomic)
 
 Atomic files are written as ``<name>.tmp<pid>`` and renamed; an interruption can leave such a
@@ -116,9 +116,10 @@ def impl_files(impl: str) -> list[Path]:
     return []
 
 
-def identity(impl: str, hello: Any, kinds: Iterable[str], *, shrink: bool, trace: bool,
+def identity(impl: str, hello: Any, kinds: Iterable[str], *, shrink: bool, trace: bool | str,
              chunk: int) -> dict[str, Any]:
-    """What a campaign judged, field by field (:data:`IDENTITY_FIELDS`)."""
+    """What a campaign judged, field by field (:data:`IDENTITY_FIELDS`); ``trace``: False, True
+    (OUT/traces) or the absolute directory of ``--trace-out DIR``."""
     from wheelspec import __version__
     from wheelspec.conformance.check.campaign import GENERATORS
 
@@ -130,7 +131,7 @@ def identity(impl: str, hello: Any, kinds: Iterable[str], *, shrink: bool, trace
     return {"impl": impl, "impl_sha256": _sha(impl.encode()), "impl_files_sha256": digest,
             "name": hello.name, "version": hello.version or "", "profile": caps["profile"], "capabilities": caps,
             "wheelspec": __version__, "generators": {k: GENERATORS[k] for k in kinds}, "kinds": kinds,
-            "shrink": bool(shrink), "trace": bool(trace), "chunk": int(chunk)}
+            "shrink": bool(shrink), "trace": trace if isinstance(trace, str) else bool(trace), "chunk": int(chunk)}
 
 
 # --------------------------------------------------------------------- the folder -------------

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from wheelspec.conformance.traces.format import EVENT_KINDS, conform
-from wheelspec.conformance.traces.rules import CAUSED, PROFILES, THROUGHPUT_BUCKETS, finish, level_thresholds
+from wheelspec.conformance.traces.rules import CAUSED, PROFILES, bucket_width, finish, level_thresholds
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.events import VIAS
 from wheelspec.spec.profiles import KAFKA, behaviour
@@ -234,7 +234,7 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
 
     # ---- throughput ----------------------------------------------------------------------------
     tmin, tmax = int(time.min()), int(time.max())
-    width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
+    width = bucket_width(tmax - tmin + 1)
     bucket = (_minus(time, np.full(n, tmin, np.int64)) // width).astype(np.int64)   # < THROUGHPUT_BUCKETS
     tp = pa.table({"impl": R.impl, "bucket": bucket, "fire": (kind == FIRE).astype(np.int64)})
     g = tp.group_by(["impl", "bucket"]).aggregate([("fire", "count"), ("fire", "sum")]).to_pydict()

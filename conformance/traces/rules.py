@@ -74,6 +74,22 @@ NOT_JUDGED = properties.NOT_JUDGED_BY_TRACE
 CAUSED = CAUSED_KINDS
 ROW_COLUMNS = ("run", "seq", "kind", "id", "time", "deadline")
 THROUGHPUT_BUCKETS = 60
+#: throughput bucket widths (ms) a reader takes in at a glance: 1-2-5 steps, then whole seconds,
+#: minutes, hours and days; past the last one, multiples of it
+NICE_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000,
+                   120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000,
+                   43_200_000, 86_400_000, 172_800_000, 604_800_000)
+
+
+def bucket_width(span: int) -> int:
+    """The throughput bucket width for ``span`` ms of clock: the smallest width of
+    :data:`NICE_BUCKETS_MS` (or multiple of a week) giving at most :data:`THROUGHPUT_BUCKETS` buckets."""
+    need = max(1, -(-span // THROUGHPUT_BUCKETS))
+    for w in NICE_BUCKETS_MS:
+        if w >= need:
+            return w
+    week = NICE_BUCKETS_MS[-1]
+    return -(-need // week) * week
 MAX_LEVELS = 44  # tick * wheel^L > 2^43 for every L past this, whatever tick >= 1 and wheel >= 2
 
 

@@ -32,7 +32,7 @@ from functools import partial
 from typing import Any
 
 from wheelspec.conformance.traces.format import EVENT_KINDS, KIND_COLUMNS, TRACE_SCHEMA
-from wheelspec.conformance.traces.rules import PROFILES, ROW_COLUMNS, THROUGHPUT_BUCKETS, finish, level_thresholds
+from wheelspec.conformance.traces.rules import PROFILES, ROW_COLUMNS, bucket_width, finish, level_thresholds
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.limits import MIN_WHEEL_SIZE
 from wheelspec.spec.profiles import KAFKA
@@ -294,7 +294,7 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     # ---- job 4: throughput over virtual time (SQL group-by of time buckets) ------------------------
     t0 = time.perf_counter()
     tmin, tmax = int(agg["tmin"]), int(agg["tmax"])
-    width = max(1, -(-(tmax - tmin + 1) // THROUGHPUT_BUCKETS))
+    width = bucket_width(tmax - tmin + 1)
     tp = (df.select(impl.alias("impl"), F.expr(f"(cast(time as {WIDE}) - ({tmin})) div {width}").alias("bucket"),
                     (col("kind") == "fire").cast("long").alias("fire"))
           .groupBy("impl", "bucket").agg(F.count(lit(1)).alias("events"), F.sum("fire").alias("fires")).collect())

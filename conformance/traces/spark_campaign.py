@@ -65,7 +65,7 @@ def _tmp(target: Path) -> Path:
 
 def run_range(task: dict[str, Any]) -> dict[str, Any]:
     """Run, judge and (on failure) shrink the schedules of one seed range; write its verdicts.
-    ``task``: impl, kind, lo, hi, out, shrink (bool), trace (bool).  Pure in its results; every
+    ``task``: impl, kind, lo, hi, out, shrink (bool), trace (bool, or a directory).  Pure in its results; every
     file it writes appears complete or not at all (written, then renamed), the verdict file last."""
     import pyarrow.parquet as pq
 
@@ -80,13 +80,16 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
         caps = adapter.hello().capabilities
         tw = None
         on_run = None
-        trace_target = out / TRACE_DIR / kind / range_name(lo, hi)
+        # task["trace"]: True for OUT/traces, or the directory of `--trace-out DIR` (a str)
+        trace_root = Path(task["trace"]) if isinstance(task.get("trace"), str) else out / TRACE_DIR
+        trace_target = trace_root / kind / range_name(lo, hi)
         if task.get("trace"):
             tw = TraceWriter(_tmp(trace_target))
 
             def on_run(seed: int, cfg: Any, result: Any) -> None:
                 # Each schedule's own run, recorded as it is judged (not executed a second time).
-                tw.add_schedule(result.history, impl=impl, kind=kind, seed=seed, config=cfg, profile=caps.profile)
+                tw.add_schedule(result.history, impl=impl, kind=kind, seed=seed, config=cfg, profile=caps.profile,
+                                wheel=caps.wheel_size is not None or "wheel_size" in caps.configurable)
         try:
             outcomes = run_seed_range(adapter, caps, kind, range(lo, hi), shrink=task.get("shrink", True),
                                       impl_name=_safe(impl), on_run=on_run)
@@ -134,7 +137,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def pending_tasks(impl: str, kinds: Iterable[str], start: int, count: int, chunk: int, out: str | Path,
-                  shrink: bool = True, trace: bool = False) -> tuple[list[dict[str, Any]], int]:
+                  shrink: bool = True, trace: bool | str = False) -> tuple[list[dict[str, Any]], int]:
     """Tasks for every range not yet done, and how many were skipped (resume)."""
     tasks, skipped = [], 0
     for kind in kinds:

@@ -5,8 +5,10 @@ because Spark leaves loopback and does a reverse-DNS lookup; with ``SPARK_LOCAL_
 it starts in about 5 s and never touches the network.  The driver's default 1 GB made 10 M-row
 queries about 40% slower than 4 GB.  So, with no ``--master``: ``local[*]``, loopback only, no
 UI, no ivy (no ``spark.jars.packages``: nothing is downloaded), WARN-free logs, 4 GB driver.
-With ``--master spark://host:7077`` (or under ``spark-submit``), only the memory and log
-settings are ours; the cluster's own configuration wins for the rest.
+With ``--master spark://host:7077``, only the memory and log settings are ours; the cluster's
+own configuration wins for the rest.  Under ``spark-submit`` (:func:`submitted`) the submit's
+configuration is used as given (:func:`_submitted_session`).  ``--conf KEY=VALUE`` of the
+commands (:func:`conf_item`) goes to the session last, over every default.
 
 The log4j2 settings reach the JVM as a file: :func:`_log4j_file` writes it into a private
 directory made by :func:`tempfile.mkdtemp` (mode 0700, a fresh random name: nothing planted in the
@@ -84,13 +86,15 @@ def get_session(master: str | None = None, *, driver_memory: str = "4g", app: st
                 shuffle_partitions: int | None = None, extra: dict[str, str] | None = None) -> Any:
     """The SparkSession wheelspec uses (an existing active session is reused, e.g. under
     ``spark-submit``).  ``master`` None means the embedded ``local[*]`` default."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError as e:
-        raise UserError(f"--engine spark needs PySpark: pip install 'wheelspec[spark]' ({e})") from None
+    from wheelspec.conformance.optional import require
+
+    SparkSession = require("pyspark.sql", "spark", "--engine spark").SparkSession
     active = SparkSession.getActiveSession()
     if active is not None:
+        _set_runtime(active, extra or {})
         return active
+    if submitted():
+        return _submitted_session(SparkSession, extra or {})
     local = master is None or master.startswith("local")
     if local:
         # Stay on loopback: avoids the reverse-DNS lookup that doubles start-up time, and any network.
@@ -123,3 +127,74 @@ def get_session(master: str | None = None, *, driver_memory: str = "4g", app: st
         raise UserError(f"could not start Spark (master {master or 'local[*]'}): {first}") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+#: settings of :func:`get_session` that do not depend on where Spark runs; under spark-submit they
+#: apply only where the submit's own configuration says nothing
+_SQL_DEFAULTS = {"spark.ui.showConsoleProgress": "false", "spark.sql.session.timeZone": "UTC",
+                 "spark.sql.adaptive.enabled": "true", "spark.sql.execution.arrow.pyspark.enabled": "true"}
+
+
+def submitted() -> bool:
+    """Whether this Python process was started by ``spark-submit`` (or the ``pyspark`` shell): its
+    JVM is already running, with the master, deploy mode, driver memory and ``--conf`` settings
+    the submit was given, which wheelspec must not override (PySpark's launcher hands the running
+    JVM to Python through ``PYSPARK_GATEWAY_PORT``)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def _submitted_session(session_cls: Any, extra: dict[str, str]) -> Any:
+    """The session under ``spark-submit``: the submit's configuration as given (no ``local[*]``,
+    no loopback binding, no driver memory or log4j file: the JVM has started already, and a path
+    on this machine means nothing to a cluster's executors), :data:`_SQL_DEFAULTS` where it says
+    nothing, and the ``--conf`` settings of the wheelspec command on top."""
+    from pyspark import SparkConf
+
+    given = SparkConf()   # spark-submit's --master, --conf and spark-defaults.conf, read from its JVM
+    b = session_cls.builder
+    for k, v in _SQL_DEFAULTS.items():
+        if not given.contains(k):
+            b = b.config(k, v)
+    for k, v in extra.items():
+        b = b.config(k, v)
+    try:
+        spark = b.getOrCreate()
+    except Exception as e:  # noqa: BLE001 - a bad --conf value, an unreachable master: one line
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UserError(f"could not start Spark under spark-submit (master {given.get('spark.master', '?')}): "
+                        f"{first}") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _set_runtime(spark: Any, extra: dict[str, str]) -> None:
+    """``--conf`` on a session that is running already (a notebook's, a test's): the settings
+    Spark lets a running session change (SQL ones) are set; any other is one line, never ignored."""
+    for k, v in extra.items():
+        try:
+            spark.conf.set(k, v)
+        except Exception as e:  # noqa: BLE001 - Spark's AnalysisException for a static setting
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise UserError(f"--conf {k}: cannot be changed in the running Spark session ({first})") from None
+
+
+def conf_item(text: str) -> tuple[str, str]:
+    """``--conf KEY=VALUE`` of ``analyze`` and ``campaign`` (an argparse ``type``): a Spark
+    setting passed to the session as given, as ``spark-submit --conf`` does; the value may hold
+    ``=`` and may be empty, the key may not."""
+    import argparse
+
+    key, eq, value = text.partition("=")
+    key = key.strip()
+    if not eq or not key or any(c.isspace() for c in key):
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE with a key and no space in it "
+                                         f"(e.g. spark.executor.memory=8g), got {text!r}")
+    return key, value
+
+
+def session_info(spark: Any, extra: dict[str, str]) -> dict[str, Any]:
+    """Where a command ran, for its JSON result: the master, and each ``--conf`` key with the value
+    the session holds (what Spark applied, not what was asked)."""
+    return {"master": spark.sparkContext.master, "submitted": submitted(),
+            "conf": {k: spark.conf.get(k, None) for k in extra}}
+
