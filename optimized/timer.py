@@ -285,7 +285,7 @@ class ArrayTimer:
         kernels = self._K
         while True:
             status = kernels.advance(self.S, self.lv, self.bk, self.heap, self.tk, self.live, self.pid, self.pexp,
-                                     self.cnext, self.out, self.sids, self.sexps, now)
+                                     self.cnext, self.out, self.sids, self.sexps, self.scr, now)
             self._check_error()
             if status == L.DONE:
                 break

@@ -11,9 +11,10 @@ Rules these kernels keep:
   (:mod:`.timer`), which is what keeps every index in bounds.
 * Hot loops are flat.  No helper is called per *entry*: placement is one loop over a range of
   entries, called once per block of a large add batch (``_bucket_block`` then ``_place_block``:
-  see ``add_batch``), once per small batch or single add, and once per flushed chunk
-  (``_place_range``).  Helpers that take arrays (``_poll``, ``_advance_clock``) run once per
-  bucket.
+  see ``add_batch``), once per small batch or single add, and once per flushed chunk of a
+  cascading bucket (``_bucket_block`` then ``_place_block`` again, or ``_place_range``); a
+  level-0 bucket's flush fires its entries in its own loop.  Helpers that take arrays
+  (``_poll``, ``_advance_clock``, ``_fill_table``) run once per bucket.
 * ``error_model="numpy"``: integer division by zero cannot happen here (ticks >= 1, W >= 2), and
   without Python's zero check the divisions in the placement loop have no extra branch.
 
@@ -65,7 +66,7 @@ from .layout import (
     NOUT,
     WSIZE,
 )
-from .prefetch import prefetch_write
+from .prefetch import prefetch, prefetch_write
 
 JIT: dict[str, Any] = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -138,9 +139,12 @@ CHECKS: dict[int, tuple[str, str, tuple[str, ...]]] = {
               ("rows filled", "rows", "free chunks", "position", "batch")),
     CK_BATCH_ROOM: ("add_batch", "output rows and free chunks are within their buffers",
                     ("rows filled", "rows", "free chunks", "position", "batch")),
-    CK_BATCH_DUE: ("add_batch", "an entry _bucket_block marked due is due", _ENTRY + ("due below",)),
-    CK_BATCH_BUCKET: ("add_batch", "_bucket_block's bucket is on the lowest level reaching the expiration, and its "
-                      "window contains it", _ENTRY + ("level", "bucket", "window start", "tick", "level clock")),
+    CK_BATCH_DUE: ("add_batch or advance (a cascade)", "an entry _bucket_block marked due is due",
+                   _ENTRY + ("due below",)),
+    CK_BATCH_BUCKET: ("add_batch or advance (a cascade)",
+                      "_bucket_block's bucket is on the lowest level reaching the expiration, and its "
+                      "window contains it",
+                      _ENTRY + ("level", "bucket", "window start", "tick", "level clock")),
     CK_BLOCK_LIVE: ("_place_block", "a pending task's location holds its entry (bitmap bit agrees with the location)",
                     ("task", "location", "slot holds")),
     CK_BLOCK_COUNT: ("_place_block", "the task counter never goes negative", ("task", "count")),
@@ -503,13 +507,16 @@ def _bucket_block(scr, W, due_below, exps, base, lo, hi):
         scr[U(i - lo)] = -1 if exp < due_below else b
 
 
-def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, lo, hi, scr):
+def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, lo, hi, scr, flushed):
     """Place the entries ``lo <= i < hi`` whose bucket numbers :func:`_bucket_block` wrote to
     ``scr[0 : hi - lo]``: the second half of :func:`_place_range`'s loop (tombstone the previous
     slot, hand a due entry to the executor, append to the bucket's tail chunk, offer a bucket whose
     window changed to the delay queue), with the window start looked up in ``scr[SCR_WANT:]``.
     It is a copy of that half rather than a shared helper because a helper taking arrays costs
-    about 120 ns per call in a loop (see the module docstring).  Same room guarantee as there."""
+    about 120 ns per call in a loop (see the module docstring).  Same room guarantee as there.
+    ``flushed`` as in :func:`_place_range`: the entries were just taken out of a flushed bucket
+    (pending, bit set, previous slot already cleared), so neither their old slot nor their bit
+    is touched."""
     count = S[COUNT]
     heapn = S[HEAPN]
     free = S[FREE]
@@ -522,21 +529,22 @@ def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, 
         exp = exps[U(i)] + base
         word = U(t) >> U(6)
         bit = U(1) << (U(t) & U(63))
-        old = tk[U(t)]
-        if CHECKED:
-            if live[word] & bit:
-                held = np.int64(pid[U(old)]) if old >= 0 else np.int64(-2)
-                if held != t:
-                    _fail(S, CK_BLOCK_LIVE, t, old, held, 0, 0, 0, 0)
-                    return
-        if old >= 0 and pid[U(old)] == t:
-            pid[U(old)] = -1
-            if live[word] & bit:
-                count -= 1
-                if CHECKED:
-                    if count < 0:
-                        _fail(S, CK_BLOCK_COUNT, t, count, 0, 0, 0, 0, 0)
+        if not flushed:
+            old = tk[U(t)]
+            if CHECKED:
+                if live[word] & bit:
+                    held = np.int64(pid[U(old)]) if old >= 0 else np.int64(-2)
+                    if held != t:
+                        _fail(S, CK_BLOCK_LIVE, t, old, held, 0, 0, 0, 0)
                         return
+            if old >= 0 and pid[U(old)] == t:
+                pid[U(old)] = -1
+                if live[word] & bit:
+                    count -= 1
+                    if CHECKED:
+                        if count < 0:
+                            _fail(S, CK_BLOCK_COUNT, t, count, 0, 0, 0, 0, 0)
+                            return
         if b < 0:
             live[word] &= ~bit
             out[0, nout] = t
@@ -578,7 +586,8 @@ def _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, 
         pexp[U(s)] = exp
         bk[U(b), B_NSLOTS] = ns + 1
         tk[U(t)] = s
-        live[word] |= bit
+        if not flushed:
+            live[word] |= bit
         count += 1
         bexp = scr[U(SCR_WANT + b)]
         if bk[U(b), B_EXP] != bexp:
@@ -632,6 +641,37 @@ def _check_buckets(S, lv, scr, ids, exps, base, lo, hi, due_below):
     return False
 
 
+def _fill_table(S, lv, scr):
+    """The tables :func:`_bucket_block` and :func:`_place_block` read, for the current clocks and
+    the ``S[NLEV] <= FAST_LEVELS`` levels that exist: each bucket's window start in
+    ``scr[SCR_WANT:]`` and the level table at the end of ``scr``.  Valid until a clock moves or a
+    level is created (once per add batch; once per flushed bucket, after its clocks moved)."""
+    W = S[WSIZE]
+    nlev = S[NLEV]
+    # Each bucket's window start for the current clocks: bucket x of level l holds the window
+    # whose number is congruent to x modulo W among the W windows from the level's clock on
+    # (the clock's own bucket, LV_CIDX, holds the clock's window, LV_CVID).
+    for l in range(nlev):
+        tick = lv[l, LV_TICK]
+        cvid = lv[l, LV_CVID]
+        cidx = lv[l, LV_CIDX]
+        for x in range(W):
+            ahead = x - cidx if x >= cidx else x - cidx + W
+            scr[SCR_WANT + l * W + x] = (cvid + ahead) * tick
+    # The level table of _bucket_block (a level that does not exist has an end no exp reaches;
+    # the top level's end is never compared: nothing placed lies beyond it).
+    tab = scr.shape[0] - 3 * FAST_LEVELS
+    for l in range(FAST_LEVELS):
+        if l < nlev:
+            scr[tab + 3 * l] = lv[l, LV_END] if l < nlev - 1 else FAST_NO_END
+            scr[tab + 3 * l + 1] = lv[l, LV_TICK]
+            scr[tab + 3 * l + 2] = lv[l, LV_CVID] - lv[l, LV_CIDX]
+        else:
+            scr[tab + 3 * l] = FAST_NO_END
+            scr[tab + 3 * l + 1] = 1
+            scr[tab + 3 * l + 2] = 0
+
+
 def add_batch(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, start, scr):
     """:func:`add_range` for large batches, in two passes per block of ``ADD_BLOCK`` entries: the
     bucket numbers first (:func:`_bucket_block`, vectorised), then the placements
@@ -655,28 +695,7 @@ def add_batch(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base,
     nlev = S[NLEV]
     if nlev > FAST_LEVELS:
         return add_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, start)
-    # Each bucket's window start for the current clocks: bucket x of level l holds the window
-    # whose number is congruent to x modulo W among the W windows from the level's clock on
-    # (the clock's own bucket, LV_CIDX, holds the clock's window, LV_CVID).
-    for l in range(nlev):
-        tick = lv[l, LV_TICK]
-        cvid = lv[l, LV_CVID]
-        cidx = lv[l, LV_CIDX]
-        for x in range(W):
-            ahead = x - cidx if x >= cidx else x - cidx + W
-            scr[SCR_WANT + l * W + x] = (cvid + ahead) * tick
-    # The level table of _bucket_block (a level that does not exist has an end no exp reaches;
-    # the top level's end is never compared: nothing in the batch lies beyond it).
-    tab = scr.shape[0] - 3 * FAST_LEVELS
-    for l in range(FAST_LEVELS):
-        if l < nlev:
-            scr[tab + 3 * l] = lv[l, LV_END] if l < nlev - 1 else FAST_NO_END
-            scr[tab + 3 * l + 1] = lv[l, LV_TICK]
-            scr[tab + 3 * l + 2] = lv[l, LV_CVID] - lv[l, LV_CIDX]
-        else:
-            scr[tab + 3 * l] = FAST_NO_END
-            scr[tab + 3 * l + 1] = 1
-            scr[tab + 3 * l + 2] = 0
+    _fill_table(S, lv, scr)
     due_below = lv[0, LV_CUR] + lv[0, LV_TICK]
     i = start
     while i < n:
@@ -699,7 +718,7 @@ def add_batch(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base,
         if CHECKED:
             if _check_buckets(S, lv, scr, ids, exps, base, i, i + k, due_below):
                 return i
-        _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, i, i + k, scr)
+        _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, ids, exps, base, i, i + k, scr, False)
         if S[ERROR] != 0:
             return i
         i += k
@@ -756,11 +775,14 @@ def _advance_clock(S, lv, time_ms):
                 break
 
 
-def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
+def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, scr, now):
     """Kafka's ``SystemTimer.advanceClock`` on a manual clock reading ``now``: while the delay
     queue's head bucket is due (``expiration - now <= 0``): poll it, advance the wheels' clocks to
     its expiration, and flush it (every live entry, in insertion order, is re-added: it cascades to
-    a lower level or is due and fires).  Returns ``DONE`` or the status of what ran out."""
+    a lower level or is due and fires).  Returns ``DONE`` or the status of what ran out.
+
+    ``sids``/``sexps`` (``CHUNK`` entries) hold one chunk's live entries between the flush and
+    their re-adds; ``scr`` is :func:`add_batch`'s scratch, whose tables a cascade places by."""
     W = S[WSIZE]
     nbuckets = S[MAXLEV] * W
     while S[HEAPN] > 0:
@@ -802,8 +824,21 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
         # The flush reads chunks sequentially, touches no per-task record but that bit, and the
         # chunk it just freed is the first one the re-adds take, so the pool's working set stays
         # in cache.
-        # A level-0 bucket only fires (its entries are all due); a higher level's cascades.
+        # A level-0 bucket only fires (its entries are all due): its flush writes them straight
+        # to the output.  A higher level's cascades: its entries are re-added, by the two-pass
+        # placement of add_batch (bucket numbers of a chunk's entries in one vectorised pass,
+        # then the appends) when the levels fit its tables, else by _place_range.  The clocks
+        # and levels do not change during the flush (it places strictly below the flushed
+        # level), so the tables are filled once per bucket, here.
         cascades = b >= W
+        fast = cascades and S[NLEV] <= FAST_LEVELS
+        if fast:
+            _fill_table(S, lv, scr)
+        due_below = lv[0, LV_CUR] + lv[0, LV_TICK]
+        # Every entry of the bucket lies below this (the window end of the level below); the
+        # fast placement's tables cover nothing else, so a chunk with an entry beyond it (a
+        # broken state, which the checked build reports) takes _place_range instead.
+        below = lv[b // W - 1, LV_END] if cascades else due_below
         if CHECKED:
             # After the clocks moved to e: a cascading entry must fit the window of the level below
             # (its end is e + this level's tick), a level-0 entry must be due.
@@ -819,28 +854,67 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
             m = rem if rem < CHUNK else CHUNK
             first = c * CHUNK
             k = 0
-            for slot in range(first, first + m):
-                t = pid[U(slot)]
-                if t < 0:
-                    continue
-                pid[U(slot)] = -1
-                # Pending unless cancelled since it was placed (a cancel only clears the bit).
-                if live[U(t) >> U(6)] & (U(1) << (U(t) & U(63))):
-                    if CHECKED:
+            # The chain's chunks lie anywhere in the pool, so the hardware prefetcher meets each
+            # one cold: start fetching the next chunk's lines (4 of ids, 8 of expirations) now.
+            if rem > CHUNK:
+                nc = cnext[c] * CHUNK
+                for j in range(0, CHUNK, 16):
+                    prefetch(pid, U(nc + j))
+                for j in range(0, CHUNK, 8):
+                    prefetch(pexp, U(nc + j))
+            if not cascades:
+                # Fire: every live entry of a level-0 bucket is due (the check below says so).
+                nout = S[NOUT]
+                for slot in range(first, first + m):
+                    t = pid[U(slot)]
+                    if t < 0:
+                        continue
+                    pid[U(slot)] = -1
+                    word = U(t) >> U(6)
+                    bit = U(1) << (U(t) & U(63))
+                    w = live[word]
+                    if w & bit:
+                        if CHECKED:
+                            x = pexp[U(slot)]
+                            if tk[U(t)] != slot:
+                                _fail(S, CK_FLUSH_LIVE, np.int64(t), slot, tk[U(t)], b, 0, 0, 0)
+                                return DONE
+                            if x < e or x >= e + btick:
+                                _fail(S, CK_FLUSH_WINDOW, np.int64(t), x, b, e, btick, 0, 0)
+                                return DONE
+                            if x >= bound:
+                                _fail(S, CK_CASCADE, np.int64(t), x, blevel, bound, now, 0, 0)
+                                return DONE
+                        live[word] = w & ~bit
+                        out[0, U(nout)] = t
+                        out[1, U(nout)] = pexp[U(slot)]
+                        nout += 1
+                        k += 1
+                S[NOUT] = nout
+            else:
+                inside = True
+                for slot in range(first, first + m):
+                    t = pid[U(slot)]
+                    if t < 0:
+                        continue
+                    pid[U(slot)] = -1
+                    # Pending unless cancelled since it was placed (a cancel only clears the bit).
+                    if live[U(t) >> U(6)] & (U(1) << (U(t) & U(63))):
                         x = pexp[U(slot)]
-                        if tk[U(t)] != slot:
-                            _fail(S, CK_FLUSH_LIVE, np.int64(t), slot, tk[U(t)], b, 0, 0, 0)
-                            return DONE
-                        if x < e or x >= e + btick:
-                            _fail(S, CK_FLUSH_WINDOW, np.int64(t), x, b, e, btick, 0, 0)
-                            return DONE
-                        if x >= bound:
-                            _fail(S, CK_CASCADE, np.int64(t), x, blevel, bound, now, 0, 0)
-                            return DONE
-                    sids[U(k)] = t
-                    sexps[U(k)] = pexp[U(slot)]
-                    k += 1
-                    if cascades:
+                        if CHECKED:
+                            if tk[U(t)] != slot:
+                                _fail(S, CK_FLUSH_LIVE, np.int64(t), slot, tk[U(t)], b, 0, 0, 0)
+                                return DONE
+                            if x < e or x >= e + btick:
+                                _fail(S, CK_FLUSH_WINDOW, np.int64(t), x, b, e, btick, 0, 0)
+                                return DONE
+                            if x >= bound:
+                                _fail(S, CK_CASCADE, np.int64(t), x, blevel, bound, now, 0, 0)
+                                return DONE
+                        sids[U(k)] = t
+                        sexps[U(k)] = x
+                        inside &= x < below
+                        k += 1
                         # The re-add below stores this task's new location at a random index
                         # of the task table: start fetching that line now, so the chunk's
                         # misses overlap instead of queueing behind one another.  (Fetching
@@ -858,7 +932,16 @@ def advance(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, now):
                 if S[COUNT] < 0:
                     _fail(S, CK_FLUSH_COUNT, b, S[COUNT], k, 0, 0, 0, 0)
                     return DONE
-            _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, 0, 0, k, True)
+            if not cascades or k == 0:
+                continue
+            if fast and inside:
+                _bucket_block(scr, W, due_below, sexps, 0, 0, k)
+                if CHECKED:
+                    if _check_buckets(S, lv, scr, sids, sexps, 0, 0, k, due_below):
+                        return DONE
+                _place_block(S, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, 0, 0, k, scr, True)
+            else:
+                _place_range(S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, 0, 0, k, True)
             if S[ERROR] != 0:
                 return DONE
     return DONE
@@ -973,8 +1056,8 @@ def first_outside(a, lo, hi):
 #: The kernels :func:`make_kernels` compiles (``validate_adds`` and ``first_outside`` above are
 #: read-only checks of the input and have one build), and those only the checked build calls (in
 #: the fast build they stay plain functions that nothing calls).
-_SOURCES = (_place_range, add_range, _ensure_levels, _bucket_block, _place_block, add_batch, _poll, _advance_clock,
-            advance, cancel_range, cancel_one)
+_SOURCES = (_place_range, add_range, _ensure_levels, _bucket_block, _place_block, _fill_table, add_batch, _poll,
+            _advance_clock, advance, cancel_range, cancel_one)
 _CHECKED_ONLY = (_fail, _check_buckets, check_cancels)
 
 

@@ -68,6 +68,9 @@ class Rules:
     enqueue_on_change: bool = True
     #: Kafka's MockTimer runs an entry iff ``now > exp`` -- False: ``now >= exp``
     mock_gt: bool = True
+    #: the optimized kernels correct their float quotient ``int64(float64(exp) * (1.0 /
+    #: float64(tick)))`` by one step (spec/arith.py) -- False: the truncated quotient is the bucket
+    correction: bool = True
 
     # -- the rules as formulas --------------------------------------------------------------------
     def due(self, e: z3.ArithRef, c: z3.ArithRef, u: z3.ArithRef) -> z3.BoolRef:
@@ -97,6 +100,8 @@ MUTATIONS: dict[str, tuple[Rules, str]] = {
     "remainder-le": (Rules(remainder_lt=False), "division remainder allowed to equal the divisor"),
     "enqueue-always": (Rules(enqueue_on_change=False), "a bucket is enqueued on every add, not only on a new window"),
     "mock-ge": (Rules(mock_gt=False), "MockTimer runs an entry once now >= exp"),
+    "no-correction": (Rules(correction=False), "the window number is the truncated float quotient "
+                      "int64(float64(exp) * (1.0 / float64(tick))), without the one-step correction"),
 }
 
 
@@ -109,6 +114,8 @@ class Query:
         self.hyps: list[z3.BoolRef] = []
         self.shown: dict[str, z3.ExprRef] = {}
         self.goal: z3.BoolRef = z3.BoolVal(True)
+        #: solver configurations to try, (logic, seed) as in :data:`PORTFOLIO` (None: that one)
+        self.portfolio: tuple[tuple[str | None, int], ...] | None = None
 
     def int(self, name: str, show: bool = True) -> z3.ArithRef:
         v = z3.Int(name)
@@ -527,8 +534,18 @@ def _value(model: z3.ModelRef, e: z3.ExprRef) -> int:
 PORTFOLIO: tuple[tuple[str | None, int], ...] = ((None, 0), ("QF_NIA", 0), (None, 11), ("QF_NIA", 23))
 
 
+#: A configuration for floating-point queries that must be unsatisfiable: bit-blasting with an
+#: and-inverter-graph pass, which merges the circuits one operation gets under several rounding
+#: modes (spec/arith.py: the reciprocal's query takes 1-3 s where QF_FP takes 5-50 s).  It may
+#: answer sat as unknown, so a portfolio lists QF_FP after it.
+FP_BITBLAST = "QF_FP/aig"
+
+
 def _solver(logic: str | None, seed: int, timeout_ms: int) -> z3.Solver:
-    s = z3.SolverFor(logic) if logic else z3.Solver()
+    if logic == FP_BITBLAST:
+        s = z3.Then("simplify", "fpa2bv", "simplify", "bit-blast", "aig", "sat").solver()
+    else:
+        s = z3.SolverFor(logic) if logic else z3.Solver()
     s.set("timeout", timeout_ms)
     if seed:
         s.set("random_seed", seed)
@@ -537,13 +554,15 @@ def _solver(logic: str | None, seed: int, timeout_ms: int) -> z3.Solver:
 
 def decide(q: Query, timeout_ms: int = 20_000) -> tuple[str, dict[str, int], str]:
     """("proven" | "counterexample" | "unknown" | "vacuous", model, reason) for one query."""
-    share = max(timeout_ms // len(PORTFOLIO), 500)
-    s = _solver(None, 0, timeout_ms)
+    portfolio = q.portfolio or PORTFOLIO
+    share = max(timeout_ms // len(portfolio), 500)
+    # (A query's own portfolio ends with a configuration that answers sat; the default is Z3's.)
+    s = _solver(portfolio[-1][0] if q.portfolio else None, 0, timeout_ms)
     s.add(*q.hyps)
     if s.check() == z3.unsat:
         return "vacuous", {}, "the hypotheses are contradictory"
     reasons = []
-    for logic, seed in PORTFOLIO:
+    for logic, seed in portfolio:
         s = _solver(logic, seed, share)
         s.add(*q.hyps)
         s.add(z3.Not(q.goal))

@@ -12,10 +12,10 @@ is imported only inside :func:`run_prove`.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
+from wheelspec.conformance.cli.args import describe, seconds, writable_file
 from wheelspec.spec.errors import UserError
 
 
@@ -25,21 +25,30 @@ def configure_prove(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mutations", action="store_true",
                         help="also break each lemma's rule and require a counterexample")
     parser.add_argument("--no-bmc", action="store_true", help="skip the transition-system checks")
-    parser.add_argument("--timeout", type=int, default=20, metavar="SECONDS",
+    parser.add_argument("--timeout", type=seconds, default=20.0, metavar="SECONDS",
                         help="per-query solver budget (default 20)")
     parser.add_argument("--verbose", "-v", action="store_true",
                         help="print every counterexample and trace, not only unexpected ones")
+    parser.add_argument("--json", type=writable_file, metavar="FILE",
+                        help="write every result as JSON (- for stdout; the table then goes to stderr)")
+    describe(parser, [
+        ("wheelspec prove", "every lemma and bounded check (a few minutes)"),
+        ("wheelspec prove --mutations", "also break each lemma's rule and require a counterexample"),
+        ("wheelspec prove --only placement --timeout 60 --json -",
+         "one lemma or check (a wrong name lists them) with a longer solver budget; JSON on stdout"),
+    ], ["0    every lemma proven, every hazard lemma's counterexample found, every bounded check passed",
+        "1    an unexpected result (printed with its counterexample or trace)"])
 
 
 def run_prove(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
-    from wheelspec.spec import bmc, lemmas  # imports z3
+    from wheelspec.spec import arith, bmc, lemmas  # imports z3
 
-    if args.timeout < 1:
-        raise UserError(f"--timeout must be >= 1 second, got {args.timeout}")
-    known = {lm.name for lm in lemmas.LEMMAS} | {f"bmc-{c.tick}x{c.wheel_size}x{c.levels}" for c in bmc.CONFIGS} \
+    if args.timeout < 0.001:
+        raise UserError(f"--timeout must be >= 0.001 second, got {args.timeout}")
+    known = {lm.name for lm in lemmas.LEMMAS + arith.LEMMAS} \
+        | {f"bmc-{c.tick}x{c.wheel_size}x{c.levels}" for c in bmc.CONFIGS} \
         | {f"induction-{c.tick}x{c.wheel_size}x{c.levels}" for c in bmc.CONFIGS}
     for name in args.only:
         if name not in known:
@@ -48,8 +57,12 @@ def run_prove(args: argparse.Namespace) -> int:
     def wanted(name: str) -> bool:
         return not args.only or name in args.only
 
-    # Piped output (CI logs) gets a wide table instead of rich's 80-column default.
-    console = Console(width=None if sys.stdout.isatty() else 170)
+    from wheelspec.conformance.cli.output import console as make_console
+    from wheelspec.conformance.cli.output import human_to_stderr, write_json
+
+    # Piped output (CI logs) gets a wide table instead of rich's 80-column default; no emoji.
+    console = make_console(stderr=human_to_stderr(args.json))
+    records: list[dict[str, Any]] = []
     table = Table(title="wheelspec prove: lemmas and bounded checks (Z3 " + _z3_version() + ")")
     table.add_column("name")
     table.add_column("statement", overflow="fold")
@@ -59,19 +72,21 @@ def run_prove(args: argparse.Namespace) -> int:
     details: list[str] = []
     failures = 0
     t0 = time.perf_counter()
-    ms = args.timeout * 1000
+    ms = max(1, round(args.timeout * 1000))
 
     def row(name: str, statement: str, result: str, expected: str, seconds: float, extra: list[str]) -> None:
         nonlocal failures
         ok = result == expected
         failures += not ok
+        records.append({"name": name.strip(), "statement": statement, "result": result, "expected": expected,
+                        "ok": ok, "seconds": round(seconds, 3), "details": extra})
         style = "green" if ok else "bold red"
         table.add_row(name, statement, f"[{style}]{result}[/{style}]", expected, f"{seconds:.2f}")
         if extra and (args.verbose or not ok):
             details.append(f"{name} ({result}):")
             details.extend("    " + x for x in extra)
 
-    for lm in lemmas.LEMMAS:
+    for lm in lemmas.LEMMAS + arith.LEMMAS:  # arith: the kernels' reciprocal division
         if not wanted(lm.name):
             continue
         o = lemmas.run_lemma(lm, timeout_ms=ms)
@@ -82,6 +97,9 @@ def run_prove(args: argparse.Namespace) -> int:
             m = lemmas.run_lemma(lm, rules, timeout_ms=ms)
             row(f"  {lm.name} / {lm.mutation}", f"mutated: {what}", m.result, "counterexample", m.seconds,
                 [m.describe_counterexample()] if m.counterexample else ([m.reason] if m.reason else []))
+            if m.result == "counterexample" and not args.verbose:
+                # The witness that the proof is not vacuous, printed under --mutations even without -v.
+                details.append(f"{lm.name} / {lm.mutation} (counterexample): {m.describe_counterexample()}")
     if not args.no_bmc:
         for cfg in bmc.CONFIGS:
             tag = f"{cfg.tick}x{cfg.wheel_size}x{cfg.levels}"
@@ -97,6 +115,9 @@ def run_prove(args: argparse.Namespace) -> int:
     total = time.perf_counter() - t0
     verdict = "all hold" if not failures else f"{failures} unexpected result(s)"
     console.print(f"{verdict}; {total:.1f} s in total", markup=False, highlight=False)
+    if args.json:
+        write_json(args.json, {"z3": _z3_version(), "results": records, "ok": not failures,
+                               "seconds": round(total, 3)})
     return 0 if not failures else 1
 
 
