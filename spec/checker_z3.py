@@ -19,9 +19,11 @@ The property encodings (each mirrors the fast path's predicate):
 * ``no-lost-task``: an add whose window must have started by the advance is ended (fired,
   cancelled, re-added) by some event of its task before that advance;
 * ``complete-once``: no two completes of one op; ``expire-rule``: an expire follows a complete of
-  the same op via expire, and such a complete is followed by its expire;
-* ``no-early-expire`` / ``no-lost-operation``: as for fires, with deadline = watch now + delay;
-  a lost operation is one with no complete or cancelForKey of it before the advance;
+  the same op via expire, and such a complete is followed by its expire; no timeout completes an
+  op a cancelForKey took off the timer, unless a resubmit re-timed it since;
+* ``no-early-expire`` / ``no-lost-operation``: as for fires, with deadline = now + delay of the
+  latest watch or resubmit of the op (the timeout is the watch's; a resubmit re-times the op);
+  a lost operation is one with no complete, cancelForKey or resubmit of it before the advance;
 * ``check-count`` / ``watch-result`` / ``force-result``: the result equals the count (existence)
   of completes via check (try / force of that op) in the window;
 * ``well-formed``: the clock does not go back, ``exp = now + delay``, a Complete / ForceComplete /
@@ -261,7 +263,8 @@ def _expire_rule(w: _Window) -> z3.BoolRef:
         completes_by_timer = z3.And(w.kind(i, ev.Complete), w.f("via", i) == VIA["expire"])
         for k in w.idx:
             if k < i:  # a timeout never completes an operation whose timer entry was cancelled
-                out.append(z3.Not(z3.And(completes_by_timer, w.cancels(k, i))))
+                # (unless a resubmit re-timed it since)
+                out.append(z3.Not(z3.And(completes_by_timer, w.cancels(k, i), z3.Not(_retimed(w, k, i)))))
         if nxt in w.labels:
             out.append(z3.Implies(completes_by_timer, z3.And(w.kind(nxt, ev.Expire), w.f("id", nxt) == w.f("id", i))))
         elif nxt >= len(w.events):
@@ -269,40 +272,71 @@ def _expire_rule(w: _Window) -> z3.BoolRef:
     return z3.And(out) if out else z3.BoolVal(True)
 
 
+def _submits(w: _Window, t: int, a: int) -> z3.BoolRef:
+    """Event ``t`` is a watch or resubmit of the operation of event ``a``."""
+    return z3.And(z3.Or(w.kind(t, ev.TryCompleteElseWatch), w.kind(t, ev.Resubmit)), w.f("id", t) == w.f("id", a))
+
+
+def _retimed(w: _Window, t: int, c: int) -> z3.BoolRef:
+    """A resubmit of ``c``'s operation after ``t`` and before ``c`` (or holding ``c`` in its own
+    window) re-timed it: ``t``'s timer entry is not the one that expired at ``c``."""
+    return z3.Or([z3.And(w.kind(r, ev.Resubmit), w.f("id", r) == w.f("id", c)) for r in w.idx
+                  if t < r != c and (r < c or w.closing(c) == r)] or [z3.BoolVal(False)])
+
+
+def _timings(w: _Window) -> list[tuple[int, int]]:
+    """(watch ``a``, ``t``) pairs: ``t`` is ``a`` itself or a later resubmit (each times the op
+    with ``a``'s timeout: Kafka's ``delayMs`` is final)."""
+    watches = [a for a in w.idx if isinstance(w.events[a], ev.TryCompleteElseWatch)]
+    return [(a, t) for a in watches for t in w.idx
+            if t == a or (t > a and isinstance(w.events[t], ev.Resubmit) and w.events[t].op == w.events[a].op)]
+
+
 def _expire_time(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+    """no-early-expire: an expiry keeps the deadline of the latest watch or resubmit of its op
+    before it (``now + delay`` of the watch)."""
     out = []
-    for a in w.idx:
+    for a, t in _timings(w):
         for c in w.idx:
-            in_watch = c < a and w.closing(c) == a  # the timeout ran inside the watch (it precedes it)
-            if c == a or (c < a and not in_watch):
+            in_watch = c < t and w.closing(c) == t  # the timeout ran inside the call (it precedes it)
+            if c == t or (c < t and not in_watch):
                 continue
-            deadline = w.f("now", a) + w.f("delay", a)
-            ok = w.f("now", c) >= _earliest(p, deadline, f"x{a}_{c}", side)
+            deadline = w.f("now", t) + w.f("delay", a)
+            ok = w.f("now", c) >= _earliest(p, deadline, f"x{t}_{c}", side)
             if p.fires_inside_add and in_watch:  # strict-gt: delay <= 0 expires inside the watch
                 ok = z3.Or(ok, w.f("delay", a) <= 0)
-            out.append(z3.Implies(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.kind(c, ev.Complete),
-                                         w.f("id", c) == w.f("id", a), w.f("via", c) == VIA["expire"]), ok))
+            timing = w.kind(a, ev.TryCompleteElseWatch) if t == a else z3.And(w.kind(a, ev.TryCompleteElseWatch),
+                                                                              _submits(w, t, a))
+            out.append(z3.Implies(z3.And(timing, w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a),
+                                         w.f("via", c) == VIA["expire"], z3.Not(_retimed(w, t, c))), ok))
     return z3.And(out) if out else z3.BoolVal(True)
 
 
 def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+    """no-lost-operation: each timer entry of an op (made by its watch or a resubmit, with the
+    watch's timeout) is ended before any advance by which it must have expired: by a completion,
+    a cancelForKey naming the op, or a resubmit (whose new entry replaces it)."""
     out = []
-    for a in w.idx:
-        # the watch put its op on the timer: no Complete of it inside the watch (whatever the
-        # watch's result says; watch-result judges that)
+    for a, t in _timings(w):
+        # the call put its op on the timer: no Complete of it inside the call (whatever the call's
+        # result says; watch-result judges that), nor, for a resubmit, before it
         inside = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx
-                  if c < a and w.closing(c) == a]
-        on_timer = z3.And(w.kind(a, ev.TryCompleteElseWatch), z3.Not(z3.Or(inside)) if inside else z3.BoolVal(True))
+                  if c < t and (w.closing(c) == t or t != a)]
+        timing = w.kind(a, ev.TryCompleteElseWatch) if t == a else z3.And(w.kind(a, ev.TryCompleteElseWatch),
+                                                                          _submits(w, t, a))
+        on_timer = z3.And(timing, z3.Not(z3.Or(inside)) if inside else z3.BoolVal(True))
         for v in w.idx:
-            if v <= a:
+            if v <= t:
                 continue
-            ended = [z3.And(w.kind(b, ev.Complete), w.f("id", b) == w.f("id", a)) for b in w.idx if a < b < v]
-            ended += [w.cancels(b, a) for b in w.idx if a < b < v]
-            due = _earliest(p, w.f("now", a) + w.f("delay", a), f"o{a}_{v}", side) <= w.f("now", v)
+            ended = [z3.And(w.kind(b, ev.Complete), w.f("id", b) == w.f("id", a)) for b in w.idx if t < b < v]
+            ended += [w.cancels(b, a) for b in w.idx if t < b < v]
+            ended += [z3.And(w.kind(b, ev.Resubmit), w.f("id", b) == w.f("id", a)) for b in w.idx if t < b < v]
+            due = _earliest(p, w.f("now", t) + w.f("delay", a), f"o{t}_{v}", side) <= w.f("now", v)
             out.append(z3.Implies(z3.And(on_timer, w.kind(v, ev.Advance), due),
                                   z3.Or(ended) if ended else z3.BoolVal(False)))
-        if p.fires_inside_add:  # strict-gt: a timeout <= 0 expires inside the watch
-            ran = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx if c < a]
+        if p.fires_inside_add:  # strict-gt: a timeout <= 0 expires inside the call
+            ran = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in w.idx
+                   if c < t and w.closing(c) == t]
             out.append(z3.Implies(z3.And(on_timer, w.f("delay", a) <= 0), z3.Or(ran) if ran else z3.BoolVal(False)))
     return z3.And(out) if out else z3.BoolVal(True)
 
@@ -479,11 +513,22 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
         cls = {"check-count": ev.CheckAndComplete, "watch-result": watch_cls,
                "force-result": ev.ForceComplete}[prop]
         via = {"check-count": "check", "watch-result": "try", "force-result": "force"}[prop]
-        return w, _count_rule(w, cls, via, prop != "check-count"), side
+        # only the request's own window counts: a resubmit's violation also names the op's
+        # earlier completion, which lies before it
+        since = max(indices)
+        while since > 0 and isinstance(events[since - 1], ev.CAUSED):
+            since -= 1
+        return w, _count_rule(w, cls, via, prop != "check-count", since=since), side
     if prop == "executor-order":  # one advance's caused events, all of them between the two named
         w = _Window(events, list(range(min(indices), max(indices) + 1)))
         return w, _executor_order(w, pp), side
     key = (lambda e: _entity(e) in ents) if ents else None
+    if prop in ("no-early-expire", "no-lost-operation"):
+        # a resubmit's deadline takes its op's timeout from the watch: the window starts there
+        named_ops = {i for kind, i in ents if kind == "op"}
+        indices = tuple(indices) + tuple(a for a in range(max(indices) + 1)
+                                         if isinstance(events[a], ev.TryCompleteElseWatch)
+                                         and events[a].op in named_ops)
     idx = _window(events, indices, key)
     if prop in ("no-lost-operation", "expire-rule"):
         ops = {i for kind, i in ents if kind == "op"}
@@ -647,7 +692,14 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
         elif isinstance(e, ev.CancelForKey):
             props = [("cancel-for-key-result", (i,))]
         if reports_tries and isinstance(e, (ev.TryCompleteElseWatch, ev.Resubmit, ev.CheckAndComplete)):
-            props.append(("try-complete-calls", (i,)))
+            lo = i
+            while lo > 0 and isinstance(events[lo - 1], ev.CAUSED):
+                lo -= 1
+            # a call of this request the fast path flagged already (its indices name the call, not
+            # always the request): re-judging the request would report the same finding again
+            if not any(v.prop == "try-complete-calls" and any(lo <= k <= i for k in v.indices)
+                       for v in verdict.violations):
+                props.append(("try-complete-calls", (i,)))
         for prop, idx in props:
             status, core = explain(prop, events, idx, p, pp)
             checked += 1

@@ -51,6 +51,12 @@ belongs to that add) -- nor a fire with ``a``'s expiration inside ``a``'s own ad
     Every op ``b`` names has an ``a`` with ``in_ws(a)``; every ``a`` with ``in_ws(a)`` whose op is not
     completed before ``b`` is named.
 
+Resubmits (SEMANTICS.md, "Resubmit"): a resubmit after a watch of its op lists the op on its keys
+again, like the watch (``in_ws``, ``no-lost-wakeup``, a check's context), and puts an uncompleted op
+back on the timer: ``num-delayed`` counts an op on the timer since its latest watch or resubmit
+unless a cancelForKey that found it listed came after; strict-gt counts each resubmit's new
+MockTimer entry (deadline ``now(resubmit) + delay(watch)``) beside the old one.
+
 Windows: the result event, and before it every event that can bear on it (of the same task, the
 same operation, or the same key); pairs of events are formed only inside those groups, so the
 formula grows linearly with the window (a ``size`` window is every timer event before the observe).
@@ -108,8 +114,11 @@ def _latest_advance(events: list[Any], o: int) -> list[int]:
     return []
 
 
+_SUBMITS = (ev.TryCompleteElseWatch, ev.Resubmit)
+
+
 def _keys_of(e: Any) -> tuple[Any, ...]:
-    if isinstance(e, ev.TryCompleteElseWatch):
+    if isinstance(e, _SUBMITS):
         return e.keys
     if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
         return (e.key,)
@@ -122,7 +131,7 @@ def _purgatory_story(events: list[Any], t: int, ops: set[int], keys: set[Any]) -
     out = []
     for i in range(t):
         e = events[i]
-        if isinstance(e, (ev.TryCompleteElseWatch, ev.Complete, ev.SetCompletable)) and e.op in ops:
+        if isinstance(e, (*_SUBMITS, ev.Complete, ev.SetCompletable)) and e.op in ops:
             out.append(i)
         elif isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)) and (
                 e.key in keys or (isinstance(e, ev.CancelForKey) and ops & set(e.ops))):
@@ -144,9 +153,9 @@ def select(prop: str, events: list[Any], t: int, p: Profile, pp: Profile) -> lis
             x = _closing(events, t)
             pop = [x] if isinstance(e, ev.Purge) and x < len(events) and isinstance(events[x], ev.Advance) \
                 else _latest_advance(events, t)
-            return [i for i in range(t) if isinstance(events[i], (ev.TryCompleteElseWatch, ev.Complete))] + pop + [t]
+            return [i for i in range(t) if isinstance(events[i], (*_SUBMITS, ev.Complete))] + pop + [t]
         ops = {x.op for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch)}
-        keys = {k for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch) for k in x.keys}
+        keys = {k for x in events[:t] if isinstance(x, _SUBMITS) for k in x.keys}
         # a purge's own advance: expiries after it were handed over before it (the executor race)
         handed = [i for i in range(t + 1, _closing(events, t)) if isinstance(events[i], ev.Complete)] \
             if isinstance(e, ev.Purge) else []
@@ -158,7 +167,7 @@ def select(prop: str, events: list[Any], t: int, p: Profile, pp: Profile) -> lis
         story = _purgatory_story(events, min(x + 1, len(events)), {e.op}, keys)
         return sorted(set(story) | {t} | ({x} if x < len(events) else set()))
     if prop in ("no-lost-wakeup", "cancel-for-key-result"):
-        ops = {x.op for x in events[:t] if isinstance(x, ev.TryCompleteElseWatch) and e.key in x.keys}
+        ops = {x.op for x in events[:t] if isinstance(x, _SUBMITS) and e.key in x.keys}
         if isinstance(e, ev.CancelForKey):
             ops |= set(e.ops)
         return _purgatory_story(events, t, ops, {e.key}) + [t]
@@ -188,7 +197,7 @@ class _Groups:
             if isinstance(e, ev.CAUSED):
                 self.window.setdefault(w.closing(i), []).append(i)
 
-    def of_op(self, w: _Window, i: int, cls: type) -> list[int]:
+    def of_op(self, w: _Window, i: int, cls: type | tuple[type, ...]) -> list[int]:
         return [j for j in self.op.get(w.events[i].op, ()) if isinstance(w.events[j], cls)]
 
     def of_key(self, w: _Window, i: int, cls: type) -> list[int]:
@@ -252,9 +261,33 @@ def _size(w: _Window, g: _Groups, p: Profile, o: int) -> z3.BoolRef:
 # -- the purgatory -----------------------------------------------------------------------------------
 def _completed_by(w: _Window, g: _Groups, a: int, before: int) -> z3.BoolRef:
     """The op of watch ``a`` has a completion before event ``before`` (in ``a``'s own window or
-    later: a completion before the watch names an op not yet watched and does not count)."""
+    later: a completion before the watch names an op not yet watched and does not count); for a
+    resubmit ``a``, any completion of its op before ``before`` (the op was watched before it)."""
+    resub = isinstance(w.events[a], ev.Resubmit)
     return _or([z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in g.of_op(w, a, ev.Complete)
-                if c < before and (c > a or w.closing(c) == a)])
+                if c < before and (resub or c > a or w.closing(c) == a)])
+
+
+def _listings(w: _Window, g: _Groups, a: int, before: int) -> list[int]:
+    """The watch and resubmits of ``a``'s op before ``before``: each appends the op to its keys'
+    lists (SEMANTICS.md, "Resubmit"), and one that leaves it uncompleted re-times it."""
+    return [t for t in g.of_op(w, a, _SUBMITS) if t < before]
+
+
+def _submits(w: _Window, t: int, a: int, g: _Groups | None = None) -> z3.BoolRef:
+    """Event ``t`` is a watch or resubmit of the op of event ``a`` (with ``g``: a resubmit counts
+    only after a watch of its op; one naming an op never watched is ill-formed and lists nothing)."""
+    watched = [z3.And(w.kind(b, ev.TryCompleteElseWatch), w.f("id", b) == w.f("id", t))
+               for b in (g.of_op(w, t, ev.TryCompleteElseWatch) if g is not None else ()) if b < t]
+    resubmit = z3.And(w.kind(t, ev.Resubmit), _or(watched)) if g is not None else w.kind(t, ev.Resubmit)
+    return z3.And(z3.Or(w.kind(t, ev.TryCompleteElseWatch), resubmit), w.f("id", t) == w.f("id", a))
+
+
+def _listed_at(w: _Window, g: _Groups, a: int, b: int) -> z3.BoolRef:
+    """The op of ``a`` is in the list of ``b``'s key just before ``b`` (a check or cancelForKey):
+    a watch or resubmit of it named the key, and no cancelForKey of the key came since."""
+    return _or([z3.And(_submits(w, t, a, g), w.watches(t, b), _no_cfk_between(w, g, t, b, b))
+                for t in _listings(w, g, a, b) if w.events[b].key in w.events[t].keys])
 
 
 def _no_cfk_between(w: _Window, g: _Groups, a: int, b: int, key_event: int) -> z3.BoolRef:
@@ -276,20 +309,35 @@ def _num_delayed(w: _Window, g: _Groups, pp: Profile, o: int) -> z3.BoolRef:
         v = next((i for i in g.kind.get(ev.Advance, ()) if i != o), None)
         counted = [z3.And(_on_timer_at_watch(w, g, a), w.f("delay", a) > 0,
                           z3.Not(_popped(w, a, v, w.f("now", a) + w.f("delay", a)))) for a in watches]
+        # a resubmit of an uncompleted op queues a new entry (MockTimer keeps the old one, cancelled)
+        for a in watches:
+            for t in _listings(w, g, a, o):
+                if t <= a or not isinstance(w.events[t], ev.Resubmit):
+                    continue
+                done = _or([z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a))
+                            for c in g.of_op(w, a, ev.Complete) if c < t])
+                counted.append(z3.And(w.kind(a, ev.TryCompleteElseWatch), _submits(w, t, a), z3.Not(done),
+                                      w.f("delay", a) > 0,
+                                      z3.Not(_popped(w, t, v, w.f("now", t) + w.f("delay", a)))))
     else:
         counted = []
         for a in watches:
-            removed = [z3.And(w.kind(b, ev.CancelForKey), w.names(b, a), w.watches(a, b),
-                              _no_cfk_between(w, g, a, b, b))
-                       for k in set(w.events[a].keys) for b in g.key.get(k, ())
-                       if a < b < o and isinstance(w.events[b], ev.CancelForKey)]
+            keys = {k for t in _listings(w, g, a, o) for k in w.events[t].keys}
+            # on the timer since its latest watch / resubmit t (a resubmit re-times it, also after
+            # a cancelForKey took it off), unless a cancelForKey that found it listed came after t
+            since = []
+            for t in _listings(w, g, a, o):
+                removed = [z3.And(w.kind(b, ev.CancelForKey), w.names(b, a), _listed_at(w, g, a, b))
+                           for k in keys for b in g.key.get(k, ())
+                           if t < b < o and isinstance(w.events[b], ev.CancelForKey)]
+                since.append(z3.And(_submits(w, t, a), z3.Not(_or(removed))))
             # a Complete(via=expire) after a Purge in its advance: handed to the executor before the
             # purge check, so already off the timer (the executor race)
             handed = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a), w.f("via", c) == VIA["expire"])
                       for c in g.of_op(w, a, ev.Complete) if o < c < w.closing(o)] \
                 if isinstance(w.events[o], ev.Purge) else []
             counted.append(z3.And(_on_timer_at_watch(w, g, a), z3.Not(_completed_by(w, g, a, o)),
-                                  z3.Not(_or(handed)), z3.Not(_or(removed))))
+                                  z3.Not(_or(handed)), _or(since)))
     judged = z3.Or(z3.And(w.kind(o, ev.Observe), w.f("what", o) == WHAT["num_delayed"]), w.kind(o, ev.Purge))
     return z3.Implies(judged, w.f("value", o) == _count(counted))
 
@@ -308,10 +356,10 @@ def _complete_context(w: _Window, g: _Groups, c: int) -> z3.BoolRef:
         return z3.Not(judged)  # no request closes the window: the history ends
     via = w.f("via", c)
     own = w.f("id", x) == w.f("id", c)
-    by_check = [z3.And(w.kind(a, ev.TryCompleteElseWatch), w.f("id", a) == w.f("id", c), w.watches(a, x),
+    by_check = [z3.And(_submits(w, a, c), w.watches(a, x),
                        _no_cfk_between(w, g, a, c, x) if x in g.key.get(getattr(w.events[x], "key", None), ()) else
                        z3.BoolVal(True))
-                for a in watches if a < c]
+                for a in g.of_op(w, c, _SUBMITS) if a < c]
     submit = z3.Or(w.kind(x, ev.TryCompleteElseWatch), w.kind(x, ev.Resubmit))  # the op's own tryCompleteElseWatch
     ok = z3.Or(z3.And(via == VIA["try"], submit, own),
                z3.And(via == VIA["check"], w.kind(x, ev.CheckAndComplete), _or(by_check)),
@@ -324,18 +372,21 @@ def _complete_context(w: _Window, g: _Groups, c: int) -> z3.BoolRef:
 def _watching(w: _Window, g: _Groups, b: int) -> list[int]:
     """The window's watches before ``b`` that concretely have ``b``'s key (the only ones it can
     find in its watch list)."""
-    return [a for a in g.kind.get(ev.TryCompleteElseWatch, ()) if a < b and w.events[b].key in w.events[a].keys]
+    return [a for a in [*g.kind.get(ev.TryCompleteElseWatch, ()), *g.kind.get(ev.Resubmit, ())]
+            if a < b and w.events[b].key in w.events[a].keys]
 
 
 def _no_lost_wakeup(w: _Window, g: _Groups, i: int) -> z3.BoolRef:
     lost = []
     for a in _watching(w, g, i):
-        sets = [s for s in g.of_op(w, a, ev.SetCompletable) if a < s < i]
+        # the op's SetCompletables since its watch (a resubmit does not reset completability)
+        first = min(g.of_op(w, a, _SUBMITS))
+        sets = [s for s in g.of_op(w, a, ev.SetCompletable) if first < s < i]
         made = [z3.And(w.kind(s, ev.SetCompletable), w.f("id", s) == w.f("id", a), w.f("value", s) == 1,
                        z3.Not(_or([z3.And(w.kind(s2, ev.SetCompletable), w.f("id", s2) == w.f("id", a))
                                    for s2 in sets if s2 > s])))
                 for s in sets]
-        lost.append(z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, i), _no_cfk_between(w, g, a, i, i),
+        lost.append(z3.And(_submits(w, a, a, g), w.watches(a, i), _no_cfk_between(w, g, a, i, i),
                            z3.Not(_completed_by(w, g, a, i)), _or(made)))
     return z3.Implies(w.kind(i, ev.CheckAndComplete), z3.Not(_or(lost)))
 
@@ -343,11 +394,11 @@ def _no_lost_wakeup(w: _Window, g: _Groups, i: int) -> z3.BoolRef:
 def _cancel_for_key(w: _Window, g: _Groups, b: int) -> z3.BoolRef:
     in_ws: dict[int, z3.BoolRef] = {}
     checks = g.of_key(w, b, ev.CheckAndComplete)
-    for a in [a for a in g.kind.get(ev.TryCompleteElseWatch, ()) if a < b]:
+    for a in _watching(w, g, b):  # each watch / resubmit that listed its op under the key
         # dropped: a check of the key between them found the op completed (before that check)
         dropped = [z3.And(w.kind(j, ev.CheckAndComplete), w.f("key", j) == w.f("key", b), _completed_by(w, g, a, j))
                    for j in checks if a < j < b]
-        in_ws[a] = z3.And(w.kind(a, ev.TryCompleteElseWatch), w.watches(a, b), _no_cfk_between(w, g, a, b, b),
+        in_ws[a] = z3.And(_submits(w, a, a, g), w.watches(a, b), _no_cfk_between(w, g, a, b, b),
                           z3.Not(_or(dropped)))
     n = len(w.events[b].ops) if isinstance(w.events[b], ev.CancelForKey) else 0
     named = [_or([z3.And(w.f("id", a) == w.f(f"op{k}", b), ok) for a, ok in in_ws.items()]) for k in range(n)]

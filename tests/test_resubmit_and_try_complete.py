@@ -102,8 +102,7 @@ RESUBMITS = [
 def test_resubmit_matches_kafka_in_every_engine(name, program, want):
     for engine, got in run_all(program, try_complete_events=True):
         assert got == want, (engine, got)
-        # the fast path (Z3's result encodings do not re-time a resubmitted operation: SEMANTICS.md)
-        verdict = check_history(got, K1)
+        verdict = check_history(got, K1, z3=True)  # the fast path, and Z3 re-judging every result
         assert verdict.ok, verdict.explain(got)
 
 
@@ -114,7 +113,7 @@ def test_strict_gt_resubmit_keeps_the_old_entry_in_mocktimers_queue():
         # two queue entries (the superseded one counted until it is dequeued), one expiry
         assert [e.value for e in got if isinstance(e, O)] == [2, 1], (engine, got)
         assert sum(isinstance(e, X) for e in got) == 1
-        assert check_history(got, profile("strict-gt")).ok
+        assert check_history(got, profile("strict-gt"), z3=True).ok
 
 
 def test_unknown_op_resubmit_raises_keyerror_everywhere():
@@ -221,6 +220,63 @@ def test_a_purgatory_that_does_not_retime_a_resubmit_is_caught():
     verdict = check_history(h, K1)
     assert "no-early-expire" in {v.prop for v in verdict.violations}, verdict.explain(h)
     assert "resubmitted at 3" in next(v.message for v in verdict.violations if v.prop == "no-early-expire")
+    # Z3 confirms it: the expiry keeps the resubmit's deadline (3 + 5), not the watch's
+    assert any(n.startswith("z3: no-early-expire confirmed") for n in verdict.z3_notes), verdict.z3_notes
+
+
+# -- Z3 and the fast path agree on resubmit histories ------------------------------------------------
+_CFK = RESUBMITS[4][2]    # cancelled for a key, resubmitted: on the timer again, expires at 5
+_WATCHED = RESUBMITS[0][2]  # resubmitted at 3: deadline 3 + 5 = 8
+# (name, history, the property the fast path and Z3 must both find, or None for a valid history)
+Z3_AGREES = [
+    *[(f"valid-{name}", want, None) for name, _program, want in RESUBMITS],
+    # a resubmit after cancelForKey puts the op back on the timer: num_delayed is 1, not 0
+    ("cfk-num-delayed", [*_CFK[:7], O(0, "num_delayed", 0), *_CFK[8:]], "num-delayed"),
+    # ... and re-times it, so it must expire by 5
+    ("cfk-lost", _CFK[:8] + [V(5)], "no-lost-operation"),
+    # without the resubmit the cancelled entry never expires
+    ("cfk-no-resubmit", [*_CFK[:4], CP(5, 1, "expire"), X(5, 1), V(5)], "expire-rule"),
+    # the resubmit at 3 moves the deadline to 8: an expiry at 7 is early, none by 8 is lost
+    ("early-after-resubmit", [*_WATCHED[:10], CP(7, 1, "expire"), X(7, 1), V(7), V(8)], "no-early-expire"),
+    ("lost-after-resubmit", [*_WATCHED[:10], V(7), V(8)], "no-lost-operation"),
+    # a key only the resubmit named: cancelForKey('b') must return the op, checkAndComplete('b')
+    # must complete it once completable
+    ("cfk-of-resubmitted-key", [W(0, 1, 5, ("a",), False), R(0, 1, ("b",), False), ev.CancelForKey(0, "b", ())],
+     "cancel-for-key-result"),
+    ("wakeup-via-resubmitted-key", [W(0, 1, 5, ("a",), False), R(0, 1, ("b",), False), SC(0, 1, True),
+                                    CK(0, "b", 0)], "no-lost-wakeup"),
+    ("valid-cfk-of-resubmitted-key", [W(0, 1, 5, ("a",), False), R(0, 1, ("b",), False),
+                                      ev.CancelForKey(0, "b", (1,)), O(0, "num_delayed", 0)], None),
+    ("valid-wakeup-via-resubmitted-key", [W(0, 1, 5, ("a",), False), R(0, 1, ("b",), False), SC(0, 1, True),
+                                          CP(0, 1, "check"), CK(0, "b", 1)], None),
+    # a resubmit of a completed op returning true: its earlier completion does not count
+    ("resubmit-of-completed-returns-true", [W(0, 1, 5, ("a",), False), CP(0, 1, "force"), ev.ForceComplete(0, 1, True),
+                                            R(0, 1, ("a",), True)], "watch-result"),
+    # ... also when an earlier resubmit completed it by its try: that Complete is not this call's
+    ("second-resubmit-returns-true", [W(0, 1, 5, ("a",), False), SC(0, 1, True), CP(0, 1, "try"),
+                                      R(0, 1, ("a",), True), R(0, 1, ("b",), True)], "watch-result"),
+]
+
+
+@pytest.mark.parametrize("name,history,prop", Z3_AGREES, ids=[c[0] for c in Z3_AGREES])
+def test_z3_and_the_fast_path_agree_on_resubmit_histories(name, history, prop):
+    fast = check_history(history, K1)
+    full = check_history(history, K1, z3=True)
+    assert {v.prop for v in fast.violations} == ({prop} if prop else set()), fast.explain(history)
+    # Z3 finds nothing the fast path accepted, and confirms every violation it found
+    assert {v.prop for v in full.violations} == {v.prop for v in fast.violations}, full.explain(history)
+    assert not any("DISAGREES" in n for n in full.z3_notes), full.z3_notes
+    if prop:
+        assert any(n.startswith(f"z3: {prop} confirmed") for n in full.z3_notes), full.z3_notes
+
+
+def test_z3_does_not_report_again_a_try_complete_violation_the_fast_path_found():
+    # the second call returns true but completed nothing: the fast path names the call (#1); Z3,
+    # re-judging the watch's calls, must not add the same finding as one "the fast path accepted"
+    h = [TC(0, 4, False), TC(0, 4, True), W(0, 4, 5, ("b",), False)]
+    verdict = check_history(h, K1, z3=True)
+    assert [v.prop for v in verdict.violations] == ["try-complete-calls"], verdict.explain(h)
+    assert "fast path accepted" not in verdict.violations[0].message
 
 
 def test_the_checker_ignores_try_complete_calls_when_told_they_are_not_reported():
