@@ -16,7 +16,11 @@ Implementations:
 * ``optimized-op``    -- the engine's ``ArrayTimer`` called once per operation, no event log;
 * ``optimized-batch`` -- the engine's batch API (arrays in, arrays out);
 * ``heapq``           -- :class:`.heap_timer.HeapTimer` / :class:`.heap_purgatory.HeapPurgatory`;
-* ``sched``           -- :class:`.sched_timer.SchedTimer` (timer workloads only).
+* ``sched``           -- :class:`.sched_timer.SchedTimer` (timer workloads only);
+* ``app-timer``       -- :class:`wheelspec.optimized.WheelTimer`, the application API over the
+  engine (``schedule`` / ``cancel`` by handle / ``advance_to``; timer workloads only);
+* ``netty``, ``jdk-stpe``, ``jdk-delayqueue``, ``tokio-delayqueue`` -- native peers, each cell run
+  in a subprocess of its own language (:mod:`.native`).
 
 Per-operation drivers loop in Python over lists of ints made before the clock starts, calling a
 bound method per operation: the same loop for every per-operation implementation.
@@ -495,6 +499,116 @@ class BatchDriver(Driver):
         return Prepared(timed, verify, pg)
 
 
+# ---------------------------------------------------------------------------------------------
+# the application API over the engine
+# ---------------------------------------------------------------------------------------------
+class AppTimerDriver(Driver):
+    """:class:`~wheelspec.optimized.WheelTimer`, the application API, called once per operation as
+    an application calls it: ``schedule(delay, payload)`` returns a handle, ``cancel`` takes it,
+    ``advance_to`` returns the due payloads (the task ids here).  The caller keeps handles in a
+    list indexed by task id (the steady window looks each cancel's handle up there, inside the
+    clock; the cancel workload hands them over in cancel order, as heapq's gets its ids).  Every
+    timed phase ends with ``flush()``, so the engine's share of the staged operations is inside the
+    clock.  The timer is sized for the workload's ids up front, as for ``optimized-batch``."""
+
+    name = "app-timer"
+    memory = "arrays"
+    workloads = ("insert", "cancel", "fire-steps", "fire-jump", "steady")
+
+    def available(self) -> str | None:
+        return _engine_missing()
+
+    def pending_bytes(self, state: Any) -> int:
+        return int(state.nbytes())
+
+    def prepare(self, wl: TimerWorkload | PurgatoryWorkload, cfg: TimerConfig) -> Prepared:
+        if isinstance(wl, PurgatoryWorkload):
+            raise Unavailable("app-timer has no purgatory")
+        from wheelspec.optimized import WheelTimer
+
+        timer = WheelTimer(cfg.tick_ms, cfg.wheel_size, 0, capacity=max(1, wl.capacity))
+        ids, delays = wl.ids.tolist(), wl.delays.tolist()
+        who = self.name
+        if wl.name == "insert":
+            def timed() -> None:
+                schedule = timer.schedule
+                for i, d in zip(ids, delays):
+                    schedule(d, i)
+                timer.flush()
+
+            def verify(_: Any) -> None:
+                _expect(len(timer) == wl.n, f"{who}: insert n={wl.n}: len() is {len(timer)} after {wl.n} schedules")
+            return Prepared(timed, verify, timer)
+        if wl.name == "steady":
+            timer.reserve(wl.capacity)  # untimed, as optimized-batch reserves its pool
+        handles = [0] * wl.capacity
+        schedule = timer.schedule
+        for i, d in zip(ids, delays):
+            handles[i] = schedule(d, i)
+        timer.flush()
+        if wl.name == "steady":
+            return self._prepare_steady(wl, timer, handles)
+        if wl.name == "cancel":
+            assert wl.cancel_order is not None
+            in_order = [handles[i] for i in wl.cancel_order.tolist()]
+
+            def timed_cancel() -> None:
+                cancel = timer.cancel
+                for h in in_order:
+                    cancel(h)
+                timer.flush()
+
+            def verify_cancel(_: Any) -> None:
+                # The same check as the per-operation drivers': nothing left pending.
+                _expect(len(timer) == 0, f"{who}: cancel n={wl.n}: len() is {len(timer)} after cancelling all")
+                _expect(not any(map(timer.is_pending, in_order)), f"{who}: cancel n={wl.n}: a handle is still pending")
+            return Prepared(timed_cancel, verify_cancel, timer)
+        assert wl.advance_times is not None
+        times = wl.advance_times.tolist()
+
+        def timed_fire() -> list[Any]:
+            adv = timer.advance_to
+            return [adv(t) for t in times]
+
+        def verify_fire(returned: list[Any]) -> None:
+            _check_all_fired(wl, [x for r in returned for x in r], who)
+            _expect(len(timer) == 0, f"{who}: {wl.name} n={wl.n}: len() is {len(timer)} after all fired")
+        return Prepared(timed_fire, verify_fire, timer)
+
+    def _prepare_steady(self, wl: TimerWorkload, timer: Any, handles: list[Any]) -> Prepared:
+        assert wl.window_ids is not None and wl.window_delays is not None and wl.cancel_order is not None
+        adds = list(zip(wl.window_ids.tolist(), wl.window_delays.tolist()))
+        cancels = wl.cancel_order.tolist()
+        warm = [(list(zip(i.tolist(), d.tolist())), c.tolist()) for i, d, c in wl.warm_windows()]
+        who = self.name
+
+        def window(adds: list[tuple[int, int]], cancels: list[int]) -> int:
+            """Run the schedules, then the cancels, then the flush; how many cancels found their timer."""
+            schedule, cancel = timer.schedule, timer.cancel
+            for i, d in adds:
+                handles[i] = schedule(d, i)
+            found = 0
+            for i in cancels:
+                if cancel(handles[i]):
+                    found += 1
+            timer.flush()
+            return found
+
+        def warm_up() -> None:
+            for warm_adds, warm_cancels in warm:
+                missed = len(warm_cancels) - window(warm_adds, warm_cancels)
+                _expect(missed == 0, f"{who}: steady n={wl.n}: {missed} warm-up cancels found no pending timer")
+
+        def timed() -> int:
+            return window(adds, cancels)
+
+        def verify(found: int) -> None:
+            _expect(found == len(cancels),
+                    f"{who}: steady n={wl.n}: {len(cancels) - found} cancels found no pending timer")
+            _expect(len(timer) == wl.n, f"{who}: steady n={wl.n}: len() is {len(timer)}, expected {wl.n}")
+        return Prepared(timed, verify, timer, warm_up)
+
+
 def array_bytes(obj: Any, _depth: int = 0, _seen: set[int] | None = None) -> int:
     """Bytes of every distinct numpy buffer reachable from ``obj`` through attributes, lists,
     tuples and dicts (at most 4 levels deep).  Views count their base once.  This is *allocated*
@@ -532,4 +646,15 @@ DRIVERS: dict[str, type[Driver]] = {
     "optimized-batch": BatchDriver,
     "heapq": HeapDriver,
     "sched": SchedDriver,
+    "app-timer": AppTimerDriver,
 }
+
+
+def _native_drivers() -> dict[str, type[Driver]]:
+    # Imported here, after Driver is defined: the native drivers (Netty, the JDK's executor and
+    # DelayQueue, tokio-util's DelayQueue; benchmarks/native/) subclass it.
+    from .native.drivers import NATIVE_DRIVERS
+    return NATIVE_DRIVERS
+
+
+DRIVERS.update(_native_drivers())

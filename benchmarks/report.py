@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,21 +49,51 @@ def pow10(n: int) -> str:
     return f"10^{e}" if 10**e == n else f"{n:,}"
 
 
+def _ns(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0f}"
+
+
 def _main_rows(res: Results) -> list[list[str]]:
     rows = []
     for c in res.cells:
         if c.status == "ok":
             mem = "-" if c.bytes_per_pending is None else f"{c.bytes_per_pending:.1f} ({c.memory_method})"
+            note = f"best of {len(c.runs_s)}" + (f" ({c.interleaved} interleaved)" if c.interleaved else "")
+            if c.warm_runs:
+                note += f" after {c.warm_runs} untimed"
             rows.append([c.workload, pow10(c.n), c.impl, si(c.ops_per_s), f"{c.ns_per_op:.1f}",
-                         ratio(c.vs_reference), ratio(c.vs_heapq), mem,
-                         f"best of {len(c.runs_s)}" + (f" ({c.interleaved} interleaved)" if c.interleaved else "")])
+                         ratio(c.vs_reference), ratio(c.vs_heapq), ratio(c.vs_engine),
+                         _ns(c.p50_ns), _ns(c.p99_ns), _ns(c.p999_ns), mem, note])
         else:
-            rows.append([c.workload, pow10(c.n), c.impl, "-", "-", "-", "-", "-", f"{c.status}: {c.note}"])
+            note = f"n/a ({c.note})" if c.status == "n/a" else f"{c.status}: {c.note}"
+            rows.append([c.workload, pow10(c.n), c.impl] + ["-"] * 9 + [note])
     return rows
 
 
-MAIN_HEADER = ["workload", "N", "implementation", "ops/s", "ns/op", "vs reference", "vs heapq",
-               "bytes/pending", "note"]
+MAIN_HEADER = ["workload", "N", "implementation", "ops/s", "ns/op", "vs reference", "vs heapq", "vs engine",
+               "p50 ns", "p99 ns", "p999 ns", "bytes/pending", "note"]
+NUMERIC = ("N", "ops/s", "ns/op", "vs reference", "vs heapq", "vs engine", "p50 ns", "p99 ns", "p999 ns",
+           "bytes/pending")
+
+
+def _native_lines(res: Results) -> list[str]:
+    """What each native peer's figures measure: per peer, the version it ran and how its latency
+    percentiles were taken (from its largest cell); per workload, what its seconds count."""
+    by_impl: dict[str, list[Cell]] = {}
+    for c in res.cells:
+        if c.status == "ok" and c.metric is not None:
+            by_impl.setdefault(c.impl, []).append(c)
+    lines = []
+    for impl, cells in by_impl.items():
+        lines.append(f"{impl}: {cells[0].version}")
+        sampled = [c for c in cells if c.latency_method]
+        if sampled:
+            big = max(sampled, key=lambda c: c.n)
+            lines.append(f"{impl}: percentiles at N = {pow10(big.n)}, {big.workload}: {big.latency_method}")
+        for w in dict.fromkeys(c.workload for c in cells):
+            c = next(c for c in cells if c.workload == w)
+            lines.append(f"{impl} / {w}: {c.metric}" + ("" if c.latency_method else "; no per-operation latency"))
+    return lines
 
 
 def _curve(res: Results) -> tuple[list[str], list[list[str]]]:
@@ -133,19 +164,21 @@ def _settings_line(res: Results) -> str:
 
 
 # -- terminal ----------------------------------------------------------------------------------
-def print_rich(res: Results) -> None:
+def print_rich(res: Results, console: Any = None) -> None:
+    """The tables on ``console`` (default: stdout, 200 columns when it is not a terminal)."""
     from rich.console import Console
     from rich.table import Table
 
-    # A report is read as a whole: never squeeze it into an 80-column pipe.
-    console = Console(width=None if Console().is_terminal else 200)
+    if console is None:
+        # A report is read as a whole: never squeeze it into an 80-column pipe.
+        console = Console(width=None if Console().is_terminal else 200, emoji=False, highlight=False)
     console.print(f"[bold]wheelspec bench[/bold]: {res.to_dict()['command']}")
     for line in _machine_lines(res):
         console.print("  " + line)
     console.print("  " + _settings_line(res))
     t = Table(title="Throughput, one run, side by side", show_lines=False)
     for h in MAIN_HEADER:
-        numeric = h in ("N", "ops/s", "ns/op", "vs reference", "vs heapq", "bytes/pending")
+        numeric = h in NUMERIC
         t.add_column(h, justify="right" if numeric else "left")
     prev = None
     for row, cell in zip(_main_rows(res), res.cells):
@@ -158,6 +191,12 @@ def print_rich(res: Results) -> None:
     for w in WORKLOADS:
         if any(c.workload == w for c in res.cells):
             console.print(f"  {w}: {WHAT[w]}")
+    native = _native_lines(res)
+    if native:
+        console.print("  native peers (p50/p99/p999: single operations timed in a separate run; vs engine: "
+                      "against optimized-batch):")
+        for line in native:
+            console.print("    " + line)
     header, rows = _curve(res)
     if rows:
         ct = Table(title="Per-operation cost (ns/op) against N: the O(1) claim")
@@ -192,6 +231,10 @@ def markdown(res: Results) -> str:
     parts += ["## Throughput", ""]
     parts += [f"- `{w}`: {WHAT[w]}" for w in WORKLOADS if any(c.workload == w for c in res.cells)]
     parts += ["", _md_table(MAIN_HEADER, _main_rows(res)), ""]
+    native = _native_lines(res)
+    if native:
+        parts += ["Native peers (p50/p99/p999: single operations timed in a separate run; vs engine: "
+                  "against optimized-batch):", ""] + [f"- {line}" for line in native] + [""]
     header, rows = _curve(res)
     if rows:
         parts += ["## Per-operation cost against N (ns/op)", "", _md_table(header, rows), ""]
@@ -207,7 +250,13 @@ def write_markdown(res: Results, path: str) -> None:
 
 
 def write_json(res: Results, path: str) -> None:
-    Path(path).write_text(json.dumps(res.to_dict(), indent=1, default=_jsonable) + "\n")
+    """Every figure as JSON to ``path`` (``-``: stdout)."""
+    text = json.dumps(res.to_dict(), indent=1, default=_jsonable) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    Path(path).write_text(text)
 
 
 def _jsonable(x: Any) -> Any:

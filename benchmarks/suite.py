@@ -18,6 +18,12 @@ at 58db500, with two, the machine's slow spells still took every run of the engi
 10^6 cells (19.0-22.1 and 18.3-23.5 ns/op, against 12.1-14.1 in runs of (e) alone an hour
 earlier); a round costs about 20 s.
 
+Native peers (Netty, the JDK's executor and DelayQueue, tokio-util's DelayQueue;
+:mod:`.native`) take part in the same sweep, but each of their cells is one subprocess that warms
+up, times, samples per-operation latencies and verifies by itself (``_measure_native``); they get
+no interleaved rounds, and their real-clock fire runs have a floor (the longest delay) that the
+skip prediction does not scale.
+
 A cell's figure is reported only if its run verified (see :mod:`.drivers`).  Ratios compare
 implementations measured at the *same* workload and n in this run, never across runs or sizes.
 """
@@ -37,7 +43,7 @@ from .drivers import DRIVERS, Driver, TimerConfig, Unavailable
 from .workloads import PurgatoryParams, TimerWorkload, workload
 
 #: Cost exponent in n of one run, for the skip prediction.
-QUADRATIC = {("sched", "cancel")}
+QUADRATIC = {("sched", "cancel"), ("jdk-delayqueue", "cancel")}  # list.remove; PriorityQueue.remove(Object)
 
 #: Workloads whose cells form a curve across sizes, measured with interleaved extra rounds.
 INTERLEAVED_WORKLOADS = ("steady",)
@@ -61,6 +67,7 @@ class Options:
     purgatory: PurgatoryParams = dataclasses.field(default_factory=PurgatoryParams)
     jit: bool = True
     curve_rounds: int = 8
+    native_build_dir: str | None = None  # where native peers are built (None: the user's cache)
 
 
 @dataclasses.dataclass
@@ -68,7 +75,7 @@ class Cell:
     workload: str
     n: int
     impl: str
-    status: str                      # ok | skipped | unavailable | failed
+    status: str                      # ok | skipped | unavailable | n/a | failed
     note: str = ""
     runs_s: list[float] = dataclasses.field(default_factory=list)
     wall_per_run_s: float | None = None
@@ -78,6 +85,16 @@ class Cell:
     vs_reference: float | None = None
     vs_heapq: float | None = None
     interleaved: int = 0             # runs of runs_s from the interleaved rounds (curve workloads)
+    vs_engine: float | None = None   # against optimized-batch, same workload and n
+    # Native peers (benchmarks/native/): what the seconds measure, the peer's version, untimed
+    # warm-up runs, and per-operation latency percentiles from a run timing single operations.
+    metric: str | None = None
+    version: str | None = None
+    warm_runs: int = 0
+    p50_ns: float | None = None
+    p99_ns: float | None = None
+    p999_ns: float | None = None
+    latency_method: str | None = None
 
     @property
     def best_s(self) -> float | None:
@@ -158,10 +175,15 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
     machine = measure.machine_facts()
     load_before = measure.load_average()
     load_max = load_before[0]
-    drivers = {name: DRIVERS[name]() for name in opts.impls}
+    drivers = {name: _make_driver(name, opts) for name in opts.impls}
+    for d in drivers.values():
+        if getattr(d, "native", False):
+            progress(f"native peer {d.name}: building its driver on first use (cached) ...")
+            d.available()
     cells: list[Cell] = []
     last: dict[tuple[str, str], tuple[int, float]] = {}  # (impl, workload) -> (n, best seconds)
     warmed: set[tuple[str, str]] = set()
+    fixed: dict[tuple[str, str], float] = {}  # (impl, workload) -> seconds of a run that n does not change
     for wname in opts.workloads:
         curve: dict[int, Any] = {}  # n -> workload, kept for the interleaved rounds
         for n in sorted(opts.sizes):
@@ -183,13 +205,25 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
                 prev = last.get((iname, wname))
                 if prev is not None:
                     p = 2 if (iname, wname) in QUADRATIC else 1
-                    predicted = prev[1] * (n / prev[0]) ** p
+                    # A real-clock peer's run has a floor that does not grow with n (its fire runs
+                    # last the workload's longest delay): only the part above it is scaled.
+                    floor = fixed.get((iname, wname), 0.0)
+                    predicted = floor + (prev[1] - floor) * (n / prev[0]) ** p
                     if predicted > opts.budget_s:
                         cell.status = "skipped"
                         cell.note = f"one run predicted to take {predicted:.0f} s > --budget {opts.budget_s:.0f} s"
                         continue
                 if wl is None:
                     wl = workload(wname, n, opts.seed, opts.purgatory)
+                if getattr(driver, "native", False):
+                    progress(f"{wname:>10} n={n:<9} {iname:<16} ... (in its own process)")
+                    _measure_native(cell, driver, wl, opts)
+                    if cell.status == "ok" and cell.wall_per_run_s is not None:
+                        last[(iname, wname)] = (n, cell.wall_per_run_s)
+                        fixed[(iname, wname)] = min(cell.wall_per_run_s, getattr(driver, "last_floor_s", 0.0))
+                    gc.collect()
+                    load_max = max(load_max, os.getloadavg()[0])
+                    continue
                 try:
                     if (iname, wname) not in warmed:
                         _warm(driver, wname, opts)
@@ -233,6 +267,44 @@ def run(opts: Options, argv: list[str], progress: Progress = lambda s: None) -> 
     return Results(opts, machine, cells, jit, load_before, load_after, max(load_max, load_after[0]), argv)
 
 
+#: The column native peers (and every implementation) are compared with in ``vs engine``.
+ENGINE = "optimized-batch"
+
+
+def _make_driver(name: str, opts: Options) -> Driver:
+    cls = DRIVERS[name]
+    if getattr(cls, "native", False):
+        return cls(build_dir=opts.native_build_dir)  # type: ignore[call-arg]
+    return cls()
+
+
+def _measure_native(cell: Cell, driver: Any, wl: Any, opts: Options) -> None:
+    """One native peer's cell: the peer's driver runs it in a subprocess (warm-up, timed runs,
+    a latency run, verification: benchmarks/native/drivers.py) and reports its figures."""
+    from .native.drivers import NotApplicable, TooSlow
+
+    try:
+        r = driver.measure(wl, opts.timer, opts.repeat, opts.repeat_budget_s)
+    except NotApplicable as e:
+        cell.status, cell.note = "n/a", str(e)
+        return
+    except TooSlow as e:
+        cell.status, cell.note = "skipped", str(e)
+        return
+    except Unavailable as e:
+        cell.status, cell.note = "unavailable", str(e)
+        return
+    except Exception as e:  # noqa: BLE001 - a peer that fails or crashes fails its cell, as any other
+        _fail(cell, e)
+        return
+    cell.runs_s, cell.ops, cell.wall_per_run_s = r.runs_s, r.ops, r.wall_per_run_s
+    cell.metric, cell.version, cell.warm_runs = r.metric, r.version, r.warm_runs
+    if r.latency:
+        cell.p50_ns, cell.p99_ns, cell.p999_ns = (float(r.latency[k]) for k in ("p50_ns", "p99_ns", "p999_ns"))
+        cell.latency_method = (f"{r.latency['method']}; {r.latency['samples']} samples; "
+                               f"clock floor {r.latency['clock_floor_ns']} ns")
+
+
 def _fail(cell: Cell, e: Exception) -> None:
     """Mark ``cell`` failed by ``e``.  A wrong result (VerificationError) or an exception inside
     the implementation is a finding, not a harness crash: the cell says what happened (the first
@@ -256,6 +328,8 @@ def _curve_rounds(wname: str, curve: dict[int, Any], drivers: dict[str, Driver],
                 cell = by.get((n, iname))
                 if cell is None or cell.status != "ok" or (cell.wall_per_run_s or 0.0) > CURVE_RUN_MAX_S:
                     continue
+                if getattr(driver, "native", False):
+                    continue  # a run is a process (and a JIT warm-up): one sweep only
                 progress(f"{wname:>10} n={n:<9} {iname:<16} ... (interleaved round {r + 1}/{opts.curve_rounds})")
                 try:
                     cell.runs_s += measure.time_run(functools.partial(driver.prepare, wl, opts.timer), 1, 0.0)
@@ -273,7 +347,7 @@ def _ratios(cells: list[Cell]) -> None:
         mine = c.ops_per_s
         if mine is None:
             continue
-        for base, attr in (("reference", "vs_reference"), ("heapq", "vs_heapq")):
+        for base, attr in (("reference", "vs_reference"), ("heapq", "vs_heapq"), (ENGINE, "vs_engine")):
             b = by.get((c.workload, c.n, base))
             if b is not None and b.ops_per_s:
                 setattr(c, attr, mine / b.ops_per_s)

@@ -16,12 +16,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from wheelspec.conformance.cli.args import (
+    Deprecated,
     comma_list,
     count,
+    describe,
     non_negative,
     positive_number,
     seconds,
+    seconds_from_ms,
     seed,
+    split_list,
     writable_file,
 )
 from wheelspec.spec.errors import UserError
@@ -30,7 +34,9 @@ from wheelspec.spec.limits import MAX_ID
 if TYPE_CHECKING:
     from wheelspec.benchmarks.suite import Options
 
-IMPLS = ("reference", "optimized", "optimized-op", "optimized-batch", "heapq", "sched")
+#: Native peers (benchmarks/native/): built on first use with Java / cargo, each cell run in a subprocess.
+NATIVE_IMPLS = ("netty", "jdk-stpe", "jdk-delayqueue", "tokio-delayqueue")
+IMPLS = ("reference", "optimized", "optimized-op", "optimized-batch", "heapq", "sched", "app-timer") + NATIVE_IMPLS
 WORKLOAD_NAMES = ("insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory")
 FULL_SIZES = "1e3,1e4,1e5,1e6,1e7"
 QUICK_SIZES = "1e3,1e4,1e5"
@@ -67,8 +73,10 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                         help="sizes 1e3,1e4,1e5, at most 2 runs per cell, tracemalloc up to 1e4: a short check")
     parser.add_argument("--workloads", type=comma_list(), default=",".join(WORKLOAD_NAMES), metavar="W,W,...",
                         help=f"workloads (default all: {', '.join(WORKLOAD_NAMES)})")
-    parser.add_argument("--impls", type=comma_list(), default=",".join(IMPLS), metavar="I,I,...",
-                        help=f"implementations (default all: {', '.join(IMPLS)})")
+    parser.add_argument("--impl", action="append", choices=IMPLS, metavar="IMPL",
+                        help=f"implementation to measure (repeatable; default all: {', '.join(IMPLS)})")
+    parser.add_argument("--impls", type=comma_list(), dest="impl", action=Deprecated, new="--impl (repeated)",
+                        convert=split_list, extend=True)
     parser.add_argument("--cap", action="append", default=[], metavar="IMPL=N",
                         help="largest N for an implementation (default 1e6 for reference, optimized, "
                              "optimized-op and sched; IMPL=none lifts a cap); repeatable")
@@ -90,17 +98,31 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--pct50", type=positive_number, default=10.0, help="median completion latency, ms (default 10)")
     g.add_argument("--pct75", type=positive_number, default=50.0,
                    help="75th percentile completion latency, ms (default 50)")
-    g.add_argument("--timeout", type=count, default=30_000, help="request timeout, ms (default 30000)")
+    g.add_argument("--timeout", type=seconds, default=30.0, metavar="SECONDS",
+                   help="request timeout, seconds (default 30; a whole number of ms)")
+    g.add_argument("--timeout-ms", type=seconds_from_ms, dest="timeout", action=Deprecated, new="--timeout SECONDS")
     g.add_argument("--keys", type=count, default=3, help="watch keys per request (default 3)")
     g.add_argument("--key-space", type=count, default=100, help="possible keys (default 100)")
     g.add_argument("--purge-interval", type=count, default=1000, help="purgatory purge interval (default 1000)")
     g.add_argument("--keys-per-run", action="store_true",
                    help="draw the keys once for the whole run, as Kafka's tool does (default: per request)")
     parser.add_argument("--no-jit", action="store_true", help="skip the cold/warm JIT compile-time probe")
-    parser.add_argument("--json", type=writable_file, metavar="PATH", help="also write every figure as JSON")
+    parser.add_argument("--build-dir", metavar="DIR", default=None,
+                        help="where the native peers' drivers are built on first use "
+                             "(default $XDG_CACHE_HOME/wheelspec/native, i.e. ~/.cache/wheelspec/native)")
+    parser.add_argument("--json", type=writable_file, metavar="FILE",
+                        help="also write every figure as JSON (- for stdout; the tables then go to stderr)")
     parser.add_argument("--markdown", type=writable_file, metavar="PATH", help="also write the tables as Markdown")
     parser.add_argument("--plot", type=writable_file, metavar="PATH",
-                        help="also plot ns/op against N (needs matplotlib)")
+                        help="also plot ns/op against N (needs the 'reports' extra: matplotlib)")
+    describe(parser, [
+        ("wheelspec bench --quick", "sizes 1e3-1e5, every workload and implementation: a few minutes"),
+        ("wheelspec bench --impl optimized --impl heapq --workloads steady --sizes 1e5,1e6 --json bench.json",
+         "two implementations on one workload; every figure as JSON"),
+        ("wheelspec bench --workloads purgatory --rate 20000 --timeout 5 --markdown bench.md",
+         "Kafka's TestPurgatoryPerformance workload, requests timing out after 5 s"),
+    ], ["0    every cell measured or honestly skipped",
+        "1    a run did not verify (wrong tasks fired, tasks left pending, a request completed twice...)"])
 
 
 def _caps(specs: list[str]) -> dict[str, int]:
@@ -117,6 +139,15 @@ def _caps(specs: list[str]) -> dict[str, int]:
         else:
             caps[impl] = _size(value, f"--cap {impl}")
     return caps
+
+
+def _ms(timeout_s: float) -> int:
+    """``--timeout`` in seconds -> the workload's request timeout in whole milliseconds (the
+    model's time unit), refused if it rounds to 0."""
+    ms = round(timeout_s * 1000)
+    if ms < 1:
+        raise UserError(f"--timeout {timeout_s:g}: must be at least 0.001 s (1 ms)")
+    return ms
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
@@ -142,7 +173,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
     except (RangeError, TypeError) as e:
         raise UserError(f"--tick/--wheel-size: {e}") from None
     try:
-        purg = PurgatoryParams(rate=args.rate, pct50=args.pct50, pct75=args.pct75, timeout=args.timeout,
+        purg = PurgatoryParams(rate=args.rate, pct50=args.pct50, pct75=args.pct75, timeout=_ms(args.timeout),
                                keys=args.keys, key_space=args.key_space,
                                purge_interval=args.purge_interval, keys_per_run=args.keys_per_run)
     except ValueError as e:
@@ -150,7 +181,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
     return Options(
         sizes=sizes,
         workloads=_names(args.workloads, WORKLOAD_NAMES, "--workloads"),
-        impls=_names(args.impls, IMPLS, "--impls"),
+        impls=_names(",".join(args.impl or IMPLS), IMPLS, "--impl"),
         caps=_caps(args.cap),
         repeat=min(args.repeat, 2) if args.quick else args.repeat,
         budget_s=args.budget,
@@ -160,6 +191,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         purgatory=purg,
         jit=not args.no_jit,
         curve_rounds=0 if args.quick else args.curve_rounds,
+        native_build_dir=args.build_dir,
     )
 
 
@@ -167,28 +199,25 @@ def run_bench(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
     plt: Any = None  # matplotlib.pyplot when --plot is given
     if args.plot:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            raise UserError("--plot needs matplotlib, which is not installed (pip install matplotlib)") from None
+        from wheelspec.conformance.optional import require
+
+        require("matplotlib", "reports", "--plot").use("Agg")
+        import matplotlib.pyplot as plt
     for path in (args.json, args.markdown, args.plot):
-        if path:
+        if path and path != "-":  # "-" is stdout (--json -), not a file named "-"
             try:
                 with open(path, "a"):
                     pass
             except OSError as e:
                 raise UserError(f"cannot write {path}: {e.strerror}") from None
 
-    from rich.console import Console
-
     from wheelspec.benchmarks import report, suite
+    from wheelspec.conformance.cli.output import console, human_to_stderr
 
-    err = Console(stderr=True)
+    err = console(stderr=True)
     argv = ["wheelspec", "bench"] + sys.argv[2:] if sys.argv[1:2] == ["bench"] else ["wheelspec bench (library call)"]
     res = suite.run(opts, argv, progress=lambda s: err.print(f"[dim]{s}[/dim]"))
-    report.print_rich(res)
+    report.print_rich(res, err if human_to_stderr(args.json) else console())
     if args.json:
         report.write_json(res, args.json)
     if args.markdown:
