@@ -11,6 +11,7 @@ module                          what it is
 :mod:`.purgatory`               ``ArrayPurgatory``: DelayedOperationPurgatory on arrays
 :mod:`.simulation`              ``Simulation``: the reference's per-operation API and events
 :mod:`.threadsafe`              ``LockedSimulation``, ``LockedTimer``: one lock around each call
+:mod:`.app_timer`               ``WheelTimer``: the application timer (call_later, cancel by handle)
 :mod:`.invariants`              the structural invariants the debug mode checks after every call
 :mod:`.kernelbuild`             one kernel source, two builds: fast, and checked (the debug mode's)
 ==============================  ===================================================================
@@ -30,6 +31,9 @@ _EXPORTS = {
     "Simulation": ".simulation",
     "LockedSimulation": ".threadsafe",
     "LockedTimer": ".threadsafe",
+    "WheelTimer": ".app_timer",
+    "LockedWheelTimer": ".app_timer",
+    "TimerCall": ".app_timer",
     "check_timer": ".invariants",
     "check_purgatory": ".invariants",
 }
