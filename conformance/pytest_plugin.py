@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,12 +114,10 @@ _CHECKER = pytest.StashKey["Checker"]()
 
 
 def _ini_type(kind: str) -> str:
-    # pytest >= 8.4 types ini values; older ones read a string, parsed here
-    typed = {"int": "int", "float": "float", "bool": "bool"}.get(kind, "string")
-    version = re.match(r"(\d+)\.(\d+)", pytest.__version__)
-    if typed in ("int", "float") and (version is None or (int(version[1]), int(version[2])) < (8, 4)):
-        return "string"
-    return typed
+    # Every ini value is read as a string and parsed by :func:`_parse`: pytest's own typed ini
+    # values (8.4 and later) refuse a bad value with their message, before this plugin can name
+    # the file and the key, and older versions have no types at all.
+    return "string"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -26,7 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _hide(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
+    # Submodules an earlier test imported are hidden too: `import a.b` finds a cached a.b
+    # without looking at a.
     for m in modules:
+        for loaded in [k for k in sys.modules if k.startswith(m + ".")]:
+            monkeypatch.setitem(sys.modules, loaded, None)
         monkeypatch.setitem(sys.modules, m, None)
 
 

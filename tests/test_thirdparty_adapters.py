@@ -40,7 +40,9 @@ def test_library_passes_strict_campaign(lib):
         outs = run_seed_range(a, caps, "timer", range(examples(60, 300)), shrink=False)
     finally:
         a.close()
-    bad = [(o.seed, o.failures[0].message) for o in outs if not o.ok]
+    # A schedule drawing an out-of-range request fails `ranges` only: none of these libraries has
+    # a range (docs/MATRIX.md); every other property must hold.
+    bad = [(o.seed, f.message) for o in outs for f in o.failures if f.prop != "ranges"]
     assert not bad, bad[:3]
 
 
