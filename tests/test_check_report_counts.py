@@ -235,3 +235,15 @@ def test_a_failure_found_before_the_adapter_dies_while_shrinking_it_is_kept(tmp_
     assert failure["failures"][0]["prop"] == "no-early-fire"
     assert f"timer seed {first} (" in out and "not shrunk" in out
     assert ET.parse(x).getroot().find(".//failure") is not None
+
+
+def test_a_run_that_did_not_finish_reports_no_pass_verdict():
+    from wheelspec.conformance.check.report import ImplReport
+
+    caps = {"profile": "kafka"}
+    assert ImplReport("done", capabilities=caps).verdicts == {"kafka": "pass", "ranges": "pass"}
+    assert ImplReport("later", capabilities=caps, started=False).verdicts == {"kafka": "not run",
+                                                                               "ranges": "not run"}
+    assert ImplReport("cut", capabilities=caps, incomplete=True).verdicts == {"kafka": "incomplete",
+                                                                              "ranges": "incomplete"}
+    assert ImplReport("broke", capabilities=caps, error="adapter died").verdicts["kafka"] == "incomplete"

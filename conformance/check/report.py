@@ -85,17 +85,22 @@ class ImplReport:
     def verdicts(self) -> dict[str, str]:
         """The claimed profile and the range contract, each ``pass`` / ``fail`` (``ranges``: also
         ``not judged`` for an implementation declaring ``ranges: unbounded``): a timer that accepts
-        any delay reads ``strict: pass, ranges: fail``."""
+        any delay reads ``strict: pass, ranges: fail``.  Without a failure, a run that did not
+        finish reads ``incomplete`` (or ``not run``), never ``pass``."""
         props = [f.prop for o in self.failed_seeds for f in o.failures]  # judged apart already
         for s in self.failed_scenarios:
             # A scenario runs as written: what follows an accepted out-of-range request is its
             # consequence (a cancel then finds the task), charged to ranges.
             cut = min((f.step for f in s.failures if f.prop == "ranges" and f.step is not None), default=None)
             props += [f.prop for f in s.failures if cut is None or f.prop == "ranges" or (f.step or 0) < cut]
-        semantic = "fail" if any(p != "ranges" for p in props) else "pass"
+        # No failure found is a pass only for a run that finished: an interrupted, broken or
+        # never started one says so instead.
+        unfailed = ("pass" if self.started and not self.incomplete and self.error is None
+                    else "not run" if not self.started else "incomplete")
+        semantic = "fail" if any(p != "ranges" for p in props) else unfailed
         out = {str(self.capabilities.get("profile", "profile")): semantic}
         out["ranges"] = ("not judged" if self.capabilities.get("ranges") == "unbounded"
-                         else "fail" if "ranges" in props else "pass")
+                         else "fail" if "ranges" in props else unfailed)
         return out
 
     @property
