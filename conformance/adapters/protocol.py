@@ -99,6 +99,9 @@ class Config:
 #: the adapter sets): the adapter's refusals of them are not judged (``Capabilities.unobservable``)
 OWNED_INPUTS = ("task-ids", "clock")
 
+#: the most requests an adapter may declare it takes in flight (capability ``pipeline``)
+MAX_PIPELINE = 1024
+
 
 def observable_name(name: str) -> bool:
     """Can ``name`` be declared unobservable: a registered property or an owned input?"""
@@ -129,6 +132,10 @@ class Capabilities:
     #: protocol 2: the adapter reports every ``tryComplete`` call as a ``try_complete`` event, so
     #: the call pattern (property ``try-complete-calls``) is judged; otherwise it is not judged
     reports_try_complete: bool = False
+    #: protocol 2: how many requests the runner may send before reading the first answer (1: one
+    #: at a time).  An adapter declaring N > 1 reads its requests in order and answers each in
+    #: order however many wait unread (``docs/PROTOCOL.md``, pipelining)
+    pipeline: int = 1
     #: the protocol version the adapter speaks (its hello's ``protocol``, not a key of the wire's
     #: capabilities object): version 1 is sent no :data:`V2_OPS` and no cancel of a task never added
     protocol: int = BASE_VERSION
@@ -143,6 +150,8 @@ class Capabilities:
             del d["executor_order"]  # the default: v1 hellos (and campaign identities) stay as they were
         if not self.reports_try_complete:
             del d["reports_try_complete"]  # likewise
+        if self.pipeline == 1:
+            del d["pipeline"]  # likewise
         return d
 
     @classmethod
@@ -198,9 +207,16 @@ class Capabilities:
                 out["executor_order"] = check_executor_order(d["executor_order"], out.get("profile", KAFKA))
             except ValueError as e:
                 raise ProtocolError(f"capabilities.executor_order: {e}") from None
+        if "pipeline" in d:
+            v = d["pipeline"]
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_PIPELINE:
+                raise ProtocolError(f"capabilities.pipeline must be an integer in [1, {MAX_PIPELINE}], got {json_short(v)}")
+            out["pipeline"] = v
         caps = cls(**out)
         if not caps.timer and not caps.purgatory:
             raise ProtocolError("capabilities: an adapter must offer a timer, a purgatory or both")
+        if caps.pipeline > 1 and protocol < 2:
+            raise ProtocolError(f"capabilities.pipeline needs protocol 2; the hello says protocol {protocol}")
         if caps.reports_try_complete and protocol < 2:
             raise ProtocolError("capabilities.reports_try_complete needs protocol 2; "
                                 f"the hello says protocol {protocol}")

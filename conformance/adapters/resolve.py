@@ -49,6 +49,14 @@ def resolve(spec: str, *, timeout: float = 10.0, start_timeout: float = 30.0) ->
             optimized_adapter()
         return lambda: SubprocessAdapter(serve_command(engine), timeout=timeout, start_timeout=start_timeout,
                                          label=spec)
+    from wheelspec.conformance.adapters import thirdparty
+
+    peer = thirdparty.PEERS.get(spec)
+    if peer is not None:
+        if peer.mode != "virtual":
+            raise UserError(f"--impl {spec!r} runs in real time: use `wheelspec realtime --impl {spec}`")
+        argv = peer.command()  # builds on first use; a missing toolchain is one line naming it
+        return lambda: SubprocessAdapter(argv, timeout=timeout, start_timeout=start_timeout, label=spec)
     if spec.startswith("cmd:") or " " in spec:
         cmd = spec[4:] if spec.startswith("cmd:") else spec
         try:
@@ -70,7 +78,7 @@ def resolve(spec: str, *, timeout: float = 10.0, start_timeout: float = 30.0) ->
         if factory is None or not callable(factory):
             raise UserError(f"--impl {spec!r}: module {mod_name!r} has no callable {attr!r}")
         return lambda: adapter_from_factory(factory, spec)
-    known = ", ".join(BUILTINS)
+    known = ", ".join([*BUILTINS, *thirdparty.virtual_names()])
     raise UserError(f"--impl {spec!r}: not a built-in ({known}), not module:factory, not cmd:COMMAND")
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wheelspec.conformance.adapters import thirdparty
 from wheelspec.conformance.matrix import files
 from wheelspec.conformance.optional import MissingExtra, install_hint
 from wheelspec.spec import properties
@@ -46,10 +47,10 @@ SCENARIO_COLUMN = (("same-tick", "same-tick order"), ("order", "same-tick order"
 
 
 VIRTUAL = ("reference", "reference-mock", "optimized", "stdlib-sched", "twisted-clock", "asyncio",
-           "asyncio-res-15.625ms")
+           "asyncio-res-15.625ms", *thirdparty.virtual_names())
 
 
-REALTIME = ("netty", "netty-tick10", "asyncio-live")
+REALTIME = ("netty", "netty-tick10", "asyncio-live", *thirdparty.realtime_names())
 
 
 #: real-time rows that ask the timer for a coarser tick: name -> (adapter, tick ms)

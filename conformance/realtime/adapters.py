@@ -185,4 +185,10 @@ def resolve(impl: str) -> RealtimeAdapter:
         import shlex
 
         return SubprocessRealtimeAdapter(shlex.split(impl[4:]))
-    raise UserError(f"--impl {impl!r}: real-time implementations are netty, asyncio-live or cmd:COMMAND")
+    from wheelspec.conformance.adapters import thirdparty
+
+    peer = thirdparty.PEERS.get(impl)
+    if peer is not None and peer.mode == "real-time":
+        return SubprocessRealtimeAdapter(peer.command())
+    names = ", ".join(["netty", "asyncio-live", *thirdparty.realtime_names()])
+    raise UserError(f"--impl {impl!r}: real-time implementations are {names} or cmd:COMMAND")
