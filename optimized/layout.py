@@ -24,7 +24,7 @@ Timer (models Kafka's ``SystemTimer`` + ``TimingWheel`` + ``TimerTaskList`` + ``
                                     entry is in a bucket and was not cancelled).  At 10^7 ids
                                     the bitmap is 1.25 MB, so it stays in the core's L2 cache
                                     while the tables below do not fit in any cache.
-* ``tk``    int64[capacity]         one *location* per task id: the pool slot of its latest entry
+* ``tk``    int32[capacity]         one *location* per task id: the pool slot of its latest entry
                                     (-1: never placed).  A task *is* its entry: the id is the row.
                                     Only meaningful while a slot still holds the id (a fired or
                                     cancelled task keeps its stale location).
@@ -52,7 +52,8 @@ then slot); with the liveness kept in the slot's owner (``tk[pid[s]] == s``), ev
 The bitmap answers both from cache: a cancel only clears a bit and leaves its slot for the flush
 to skip, and a fire only tests one.  A cancelled entry's slot still holds its id until its bucket
 is flushed, which is why re-placing a task tombstones its previous slot explicitly.
-Memory: 8 (location) + 4 + 8 (slot) bytes + 1 bit per pending timer, plus partly filled chunks.
+Memory: 4 (location) + 4 + 8 (slot) bytes + 1 bit per pending timer, plus partly filled chunks.
+Locations are int32, so the pool holds at most ``MAX_SLOTS`` slots (:func:`grow_chunks` refuses more).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from __future__ import annotations
 import numpy as np
 
 from wheelspec.spec import limits as _limits
+from wheelspec.spec.limits import RangeError
 
 #: Slots of a bucket chunk.  64 int32 ids = 256 bytes = 4 cache lines: long enough for the hardware
 #: prefetcher, short enough that a nearly empty bucket wastes little.
@@ -113,6 +115,12 @@ EXP_SPAN = _limits.EXP_SPAN  # defined once, in the spec
 #: Largest dense task id + 1 (pool slots hold int32 ids).
 MAX_CAPACITY = _limits.MAX_ID
 
+#: Pool slots are numbered in int32 (``tk``, the location of each task): at most this many chunks,
+#: so every slot number is below 2**31.  That is 2**31 slots of 12 bytes (24 GiB of pool) before
+#: the limit matters.
+MAX_CHUNKS = (2**31 - 1) // CHUNK
+MAX_SLOTS = MAX_CHUNKS * CHUNK
+
 
 def live_words(capacity: int) -> int:
     """Words of the liveness bitmap for ids ``< capacity``."""
@@ -152,7 +160,7 @@ def new_timer_arrays(tick_ms: int, wheel_size: int, start_ms: int, capacity: int
     bk = np.full((nbuckets, BK_COLS), -1, np.int64)
     bk[:, B_NSLOTS] = 0
     heap = np.full(nbuckets + 1, -1, np.int64)
-    tk = np.full(capacity, -1, np.int64)
+    tk = np.full(capacity, -1, np.int32)
     live = np.zeros(live_words(capacity), np.uint64)
     pid = np.full(chunks * CHUNK, -1, np.int32)
     pexp = np.zeros(chunks * CHUNK, np.int64)
@@ -169,7 +177,10 @@ def grow_chunks(S: np.ndarray, pid: np.ndarray, pexp: np.ndarray, cnext: np.ndar
     (1.5x keeps the slack, which counts against bytes per pending timer, at a third at most), and
     put the new chunks on the free list.  Returns the new ``(pid, pexp, cnext)``."""
     old = cnext.shape[0]
-    new = old + max(at_least, old // 2, 16)
+    new = min(old + max(at_least, old // 2, 16), MAX_CHUNKS)
+    if new < old + at_least:
+        raise RangeError(f"the chunk pool would need more than {MAX_SLOTS} slots (int32 locations): "
+                         "too many pending timers and tombstones")
     pid2 = np.full(new * CHUNK, -1, np.int32)
     pid2[: old * CHUNK] = pid
     pexp2 = np.zeros(new * CHUNK, np.int64)
@@ -232,7 +243,9 @@ assert CHUNK > 0 and CHUNK & (CHUNK - 1) == 0, \
 assert CHUNK * np.dtype(np.int32).itemsize % 64 == 0, \
     "a chunk's int32 ids must fill whole 64-byte cache lines: the flush reads chunks line by line"
 
-# Ids and chunk numbers are int32 (pid, cnext); the bitmap has 64-bit words.
+# Ids, chunk numbers and slot numbers are int32 (pid, cnext, tk); the bitmap has 64-bit words.
+assert MAX_SLOTS - 1 <= np.iinfo(np.int32).max and MAX_CHUNKS * CHUNK == MAX_SLOTS, \
+    "tk holds slot numbers as int32: the largest slot of the largest pool must fit"
 _I32_MAX = int(np.iinfo(np.int32).max)
 assert MAX_CAPACITY - 1 <= _I32_MAX, \
     f"pid holds task ids as int32: the largest dense id {MAX_CAPACITY - 1} must fit (MAX_CAPACITY={MAX_CAPACITY})"

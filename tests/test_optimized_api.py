@@ -218,6 +218,21 @@ def test_reserve_pending_makes_room_so_adds_do_not_grow_the_pool() -> None:
     with pytest.raises(RangeError, match="pending"):
         t.reserve(10, pending=-1)
 
+def test_locations_are_int32_and_the_pool_stops_at_their_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tk`` holds slot numbers as int32 (4 bytes per timer): the pool never numbers a slot beyond
+    what int32 holds, and says so instead of wrapping a location to a negative slot."""
+    t = ArrayTimer(1, 20, 0, capacity=16)
+    assert t.tk.dtype == np.int32 and L.MAX_SLOTS <= 2**31 - 1
+    # With the limit brought down to the pool's size, growing once more is refused.
+    monkeypatch.setattr(L, "MAX_CHUNKS", t.cnext.shape[0])
+    with pytest.raises(RangeError, match="int32 locations"):
+        L.grow_chunks(t.S, t.pid, t.pexp, t.cnext, 1)
+    # Room up to the limit is still given.
+    monkeypatch.setattr(L, "MAX_CHUNKS", t.cnext.shape[0] + 1)
+    pid, _, cnext = L.grow_chunks(t.S, t.pid, t.pexp, t.cnext, 1)
+    assert cnext.shape[0] == L.MAX_CHUNKS and pid.shape[0] == L.MAX_CHUNKS * L.CHUNK
+
+
 
 def test_growth_of_pool_output_and_scratch_keeps_the_reference_order() -> None:
     """Thousands of entries in one bucket and one advance: every buffer must grow mid-kernel and
