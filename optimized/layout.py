@@ -118,7 +118,7 @@ MAX_CAPACITY = _limits.MAX_ID
 #: Pool slots are numbered in int32 (``tk``, the location of each task): at most this many chunks,
 #: so every slot number is below 2**31.  That is 2**31 slots of 12 bytes (24 GiB of pool) before
 #: the limit matters.
-MAX_CHUNKS = (2**31 - 1) // CHUNK
+MAX_CHUNKS = int(np.iinfo(np.int32).max) // CHUNK
 MAX_SLOTS = MAX_CHUNKS * CHUNK
 
 
@@ -244,9 +244,9 @@ assert CHUNK * np.dtype(np.int32).itemsize % 64 == 0, \
     "a chunk's int32 ids must fill whole 64-byte cache lines: the flush reads chunks line by line"
 
 # Ids, chunk numbers and slot numbers are int32 (pid, cnext, tk); the bitmap has 64-bit words.
-assert MAX_SLOTS - 1 <= np.iinfo(np.int32).max and MAX_CHUNKS * CHUNK == MAX_SLOTS, \
-    "tk holds slot numbers as int32: the largest slot of the largest pool must fit"
 _I32_MAX = int(np.iinfo(np.int32).max)
+assert MAX_SLOTS - 1 <= _I32_MAX and MAX_CHUNKS * CHUNK == MAX_SLOTS, \
+    "tk holds slot numbers as int32: the largest slot of the largest pool must fit"
 assert MAX_CAPACITY - 1 <= _I32_MAX, \
     f"pid holds task ids as int32: the largest dense id {MAX_CAPACITY - 1} must fit (MAX_CAPACITY={MAX_CAPACITY})"
 assert MAX_CAPACITY - 1 <= _limits.MAX_ID, \
