@@ -149,6 +149,53 @@ def test_init_adapter_build_and_check_lines_pass_from_an_empty_directory(tmp_pat
     assert "ranges: pass" in checked.stdout
 
 
+#: the kits that speak protocol version 2 (docs/PROTOCOL.md, section 10)
+V2_KITS = ("cpp", "go", "java", "javascript", "rust")
+
+
+def _version_session(offered: list[int]) -> list[dict]:
+    """A hello offering ``offered``, then a cancel of a task never added, before and after an add of
+    another task (whose own cancels are the timer's answers)."""
+    def op(kind: str, **fields: object) -> dict:
+        return {"type": "op", "op": {"kind": kind, **fields}}
+
+    return [{"type": "hello", "protocol": 1, "protocols": offered},
+            {"type": "reset", "config": {"tick_ms": 1, "wheel_size": 20, "start_ms": 0, "purge_interval": 1000}},
+            op("cancel", task=5), op("add", task=1, delay=3), op("cancel", task=5), op("cancel", task=1),
+            op("cancel", task=1), op("advance", time=10), op("size"), {"type": "bye"}]
+
+
+@pytest.mark.parametrize("lang", [pytest.param(lang, marks=pytest.mark.external(TOOLS[lang])) for lang in V2_KITS])
+def test_kit_negotiates_protocol_2_and_cancels_a_task_never_added_as_kafka_does(tmp_path: Path, lang: str) -> None:
+    """Offered 2, the kit answers protocol 2 with ``pipeline`` and a cancel of a task never added is
+    ``false`` with no event; offered only 1 it answers protocol 1 without ``pipeline`` and refuses
+    that cancel ``unknown-id``.  The requests are written all at once, unread: the pipeline."""
+    tool = KITS[lang].tool
+    if shutil.which(tool) is None:
+        pytest.fail(f"{tool} is not installed: the {lang} kit's test needs it (bash .ci/system-deps)")
+    build, _check = _init(lang, tmp_path)
+    built = subprocess.run(["bash", "-c", build], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                           env=_env())
+    assert built.returncode == 0, f"{build}\n{built.stdout}\n{built.stderr}"
+    _, run, _ = commands(lang, "adapter")
+    argv = ["bash", "-c", f"exec {run}"]
+
+    v2, code = _session(argv, tmp_path, _version_session([1, 2]))
+    assert code == 0 and [a["id"] for a in v2] == list(range(10))
+    assert v2[0]["protocol"] == 2 and v2[0]["capabilities"]["pipeline"] == 64
+    assert [(a["result"], a["events"]) for a in v2[2:7]] == [
+        (False, []), (3, []), (False, []), (True, []), (False, [])]
+    assert v2[7]["events"] == [] and v2[8]["result"] == 0
+
+    v1, code = _session(argv, tmp_path, _version_session([1]))
+    assert code == 0 and v1[0]["protocol"] == 1 and "pipeline" not in v1[0]["capabilities"]
+    assert [_outcome(a) for a in v1[2:7]] == ["unknown-id", "ok", "unknown-id", "ok", "ok"]
+    assert [v1[n]["result"] for n in (3, 5, 6)] == [3, True, False]
+    # a hello without "protocols" (a runner that knows only version 1) is answered as version 1
+    bare, _ = _session(argv, tmp_path, [{"type": "hello", "protocol": 1}, {"type": "bye"}])
+    assert bare[0]["protocol"] == 1
+
+
 # ------------------------------------------------------------------ init-adapter, without toolchains ----
 def test_init_adapter_writes_every_kit_file_and_a_second_run_changes_nothing(tmp_path: Path, capsys) -> None:
     assert main(["init-adapter", "--lang", "go", str(tmp_path / "a")]) == 0

@@ -22,14 +22,14 @@ with one line saying what is missing and how to install it; the peer's rows then
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import shutil
-import subprocess
-import tempfile
-from importlib import resources
+from collections.abc import Callable
 from pathlib import Path
+
+from wheelspec.conformance.adapters.thirdparty import buildcache
+from wheelspec.spec.errors import UserError
 
 from ..drivers import Unavailable
 
@@ -40,7 +40,8 @@ DEFAULT_CARGO_REGISTRY = "/usr/share/cargo/registry"
 #: The crates the Rust peer needs, as directory-name prefixes in the registry.
 RUST_CRATES = ("tokio-1.", "tokio-util-0.7")
 RUST_BINARY = "wheelspec-native-bench"
-BUILD_TIMEOUT_S = 900.0
+BUILD_TIMEOUT_S = buildcache.BUILD_TIMEOUT_S
+last_lines = buildcache.last_lines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,61 +55,34 @@ class Built:
 
 def cache_dir(build_dir: str | None = None) -> Path:
     """``build_dir`` if given, else ``$XDG_CACHE_HOME/wheelspec/native`` (``~/.cache/...``)."""
-    if build_dir:
-        return Path(build_dir).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "wheelspec" / "native"
+    return buildcache.cache_root("native", build_dir)
 
 
 def _sources(sub: str) -> dict[str, bytes]:
     """The shipped sources under ``sub`` (``java`` or ``rust``), by relative path."""
-    root = resources.files("wheelspec.benchmarks.native").joinpath(sub)
-    out: dict[str, bytes] = {}
-
-    def walk(node: object, prefix: str) -> None:
-        for child in sorted(node.iterdir(), key=lambda c: c.name):  # type: ignore[attr-defined]
-            rel = f"{prefix}{child.name}"
-            if child.is_dir():
-                if child.name not in ("target", "__pycache__"):
-                    walk(child, rel + "/")
-            elif not child.name.endswith(".lock"):
-                out[rel] = child.read_bytes()
-    walk(root, "")
-    if not out:
-        raise Unavailable(f"the {sub} driver sources are missing from the installed package")
-    return out
+    try:
+        return buildcache.package_sources("wheelspec.benchmarks.native", sub)
+    except UserError:
+        raise Unavailable(f"the {sub} driver sources are missing from the installed package") from None
 
 
 def _tool_version(argv: list[str]) -> str:
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as e:
-        raise Unavailable(f"`{' '.join(argv)}` failed: {e}") from None
-    return (p.stdout + p.stderr).strip().splitlines()[0] if (p.stdout + p.stderr).strip() else "unknown"
+        return buildcache.tool_version(argv)
+    except UserError as e:
+        raise Unavailable(str(e)) from None
 
 
 def _key(sources: dict[str, bytes], *extra: str) -> str:
-    h = hashlib.sha256()
-    for name, data in sorted(sources.items()):
-        h.update(name.encode() + b"\0" + data + b"\0")
-    for e in extra:
-        h.update(e.encode() + b"\0")
-    return h.hexdigest()[:16]
+    return buildcache.content_key(sources, *extra)
 
 
-def last_lines(text: str, k: int = 3) -> str:
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return " | ".join(lines[-k:]) if lines else "no output"
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Move a complete build into place; if another process got there first, keep theirs."""
+def _build_once(root: Path, name: str, key: str, marker: str, build: Callable[[Path], None]) -> Path:
+    """:func:`buildcache.build_once`, its ``UserError`` reported as :class:`Unavailable`."""
     try:
-        tmp.rename(final)
-    except OSError:
-        if not final.exists():
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)
+        return buildcache.build_once(root, name, key, marker, build)
+    except UserError as e:
+        raise Unavailable(str(e)) from None
 
 
 def netty_jar() -> str | None:
@@ -127,30 +101,18 @@ def build_java(build_dir: str | None = None) -> Built:
         sources = {k: v for k, v in sources.items() if k != "NettyPeer.java"}
     version = _tool_version([javac, "-version"])
     jar_id = "" if jar is None else f"{jar}:{Path(jar).stat().st_size}:{Path(jar).stat().st_mtime_ns}"
-    root = cache_dir(build_dir)
-    final = root / f"java-{_key(sources, version, jar_id)}"
-    if not (final / "classes" / "NativeBench.class").is_file():
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".java-build-", dir=root))
-        try:
-            src = tmp / "src"
-            src.mkdir()
-            for name, data in sources.items():
-                (src / name).write_bytes(data)
-            cmd = [javac, "-nowarn", "-d", str(tmp / "classes")]
-            if jar is not None:
-                cmd += ["-cp", jar]
-            cmd += sorted(str(p) for p in src.glob("*.java"))
-            try:
-                p = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise Unavailable(f"javac took over {BUILD_TIMEOUT_S:.0f} s") from None
-            if p.returncode != 0:
-                raise Unavailable(f"javac failed: {last_lines(p.stderr + p.stdout)}")
-            _publish(tmp, final)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+
+    def build(tmp: Path) -> None:
+        src = tmp / "src"
+        buildcache.write_sources(src, sources)
+        cmd = [javac, "-nowarn", "-d", str(tmp / "classes")]
+        if jar is not None:
+            cmd += ["-cp", jar]
+        cmd += sorted(str(p) for p in src.glob("*.java"))
+        buildcache.run_build(cmd, "javac", timeout=BUILD_TIMEOUT_S)
+
+    final = _build_once(cache_dir(build_dir), "java", _key(sources, version, jar_id),
+                        "classes/NativeBench.class", build)
     cp = str(final / "classes") + ("" if jar is None else os.pathsep + jar)
     return Built([java, "-cp", cp, "NativeBench"], version)
 
@@ -172,32 +134,21 @@ def build_rust(build_dir: str | None = None) -> Built:
                           "(apt-get install librust-tokio-dev librust-tokio-util-dev)")
     sources = _sources("rust")
     version = _tool_version([cargo, "--version"])
-    root = cache_dir(build_dir)
-    final = root / f"rust-{_key(sources, version, str(registry), ','.join(sorted(present)))}"
+
+    def build(tmp: Path) -> None:
+        buildcache.write_sources(tmp, sources)
+        (tmp / ".cargo").mkdir(exist_ok=True)
+        (tmp / ".cargo" / "config.toml").write_text(
+            '[source.crates-io]\nreplace-with = "debian"\n\n'
+            f'[source.debian]\ndirectory = "{registry}"\n\n[net]\noffline = true\n')
+        env = dict(os.environ, CARGO_TARGET_DIR=str(tmp / "target"))
+        buildcache.run_build([cargo, "build", "--release", "--offline", "--quiet"],
+                             "cargo build --release --offline", cwd=tmp, env=env, timeout=BUILD_TIMEOUT_S)
+
+    final = _build_once(cache_dir(build_dir), "rust",
+                        _key(sources, version, str(registry), ','.join(sorted(present))),
+                        f"target/release/{RUST_BINARY}", build)
     binary = final / "target" / "release" / RUST_BINARY
-    if not binary.is_file():
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".rust-build-", dir=root))
-        try:
-            for name, data in sources.items():
-                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-                (tmp / name).write_bytes(data)
-            (tmp / ".cargo").mkdir(exist_ok=True)
-            (tmp / ".cargo" / "config.toml").write_text(
-                '[source.crates-io]\nreplace-with = "debian"\n\n'
-                f'[source.debian]\ndirectory = "{registry}"\n\n[net]\noffline = true\n')
-            cmd = [cargo, "build", "--release", "--offline", "--quiet"]
-            env = dict(os.environ, CARGO_TARGET_DIR=str(tmp / "target"))
-            try:
-                p = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise Unavailable(f"cargo build took over {BUILD_TIMEOUT_S:.0f} s") from None
-            if p.returncode != 0:
-                raise Unavailable(f"cargo build --release --offline failed: {last_lines(p.stderr + p.stdout)}")
-            _publish(tmp, final)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
     return Built([str(binary)], f"{version}; {_locked_versions(final / 'Cargo.lock')}")
 
 

@@ -1,12 +1,16 @@
 // wheelspec adapter kit for C++ (C++17, single header, no dependencies): the protocol layer.
 //
-// wheelspec::serve() speaks wheelspec protocol v1 (docs/PROTOCOL.md) on stdin/stdout, one JSON
-// object per line, and hands every valid timer operation to a wheelspec::Timer you write (see
-// main.cpp). It answers every refusal the protocol defines before your timer is called: values
-// outside wheelspec's ranges ("range", section 4.4), an advance back in time ("invalid"), a cancel
-// of a task never added since the reset ("unknown-id"), purgatory operations ("unsupported") and
-// requests it cannot decode ("invalid"). Throw wheelspec::Refusal from your timer to refuse
-// something yourself; any other exception is answered "internal".
+// wheelspec::serve() speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout,
+// one JSON object per line, or v1 to a runner that offers only v1, and hands every valid timer
+// operation to a wheelspec::Timer you write (see main.cpp). It answers every refusal the protocol
+// defines before your timer is called: values outside wheelspec's ranges ("range", section 4.4), an
+// advance back in time ("invalid"), purgatory operations ("unsupported") and requests it cannot
+// decode ("invalid"). A cancel of a task never added since the reset is Kafka's no-op under v2
+// (result false, your timer is not called) and "unknown-id" under v1. Throw wheelspec::Refusal from
+// your timer to refuse something yourself; any other exception is answered "internal".
+//
+// Requests are read in order and each is answered, flushed, before the next is read, however many
+// wait unread: under v2 the hello declares "pipeline": 64, so the runner may send that many ahead.
 #pragma once
 
 #include <cstdint>
@@ -73,7 +77,11 @@ struct Info {
     std::string profile = "strict";                         // "strict", "kafka" or "strict-gt"
     std::vector<std::string> configurable = {"start_ms"};   // reset keys your factory honours
     std::optional<int64_t> tick_ms, wheel_size;             // your fixed values, if any
+    std::vector<std::string> unobservable;                  // what your adapter cannot read (docs/ADAPTERS.md)
 };
+
+// How many requests the runner may send ahead under v2 (the line loop answers them in order).
+constexpr int64_t kPipeline = 64;
 
 // ---- just enough JSON for the protocol --------------------------------------------------------
 struct Json {
@@ -258,13 +266,21 @@ public:
         const Json* type = req.get("type");
         std::string t = type && type->kind == Json::String ? type->s : "";
         if (t == "hello") {
+            protocol_ = 1;  // 2 if the runner offers it in "protocols"
+            if (const Json* offered = req.get("protocols"); offered && offered->kind == Json::Array)
+                for (const Json& v : offered->a)
+                    if (v.kind == Json::Int && v.i == 2) protocol_ = 2;
             std::string caps = "{\"timer\":true,\"purgatory\":false,\"time\":\"virtual\",\"profile\":" +
                                quote(info_.profile) + ",\"configurable\":[";
             for (size_t k = 0; k < info_.configurable.size(); ++k) caps += (k ? "," : "") + quote(info_.configurable[k]);
             caps += "],\"ranges\":\"bounded\"";
             if (info_.tick_ms) caps += ",\"tick_ms\":" + std::to_string(*info_.tick_ms);
             if (info_.wheel_size) caps += ",\"wheel_size\":" + std::to_string(*info_.wheel_size);
-            return "\"ok\":true,\"protocol\":1,\"name\":" + quote(info_.name) + ",\"version\":" +
+            caps += ",\"unobservable\":[";
+            for (size_t k = 0; k < info_.unobservable.size(); ++k) caps += (k ? "," : "") + quote(info_.unobservable[k]);
+            caps += "]";
+            if (protocol_ >= 2) caps += ",\"pipeline\":" + std::to_string(kPipeline);
+            return "\"ok\":true,\"protocol\":" + std::to_string(protocol_) + ",\"name\":" + quote(info_.name) + ",\"version\":" +
                    quote(info_.version) + ",\"capabilities\":" + caps + "}";
         }
         if (t == "reset") {
@@ -290,6 +306,7 @@ private:
     std::function<std::unique_ptr<Timer>(const Config&)> make_;
     std::unique_ptr<Timer> timer_;
     std::set<int64_t> known_;  // task ids added since the reset
+    int64_t protocol_ = 1;     // the version agreed in the hello
 
     static int64_t integer(const Json& obj, const std::string& field) {
         const Json* v = obj.get(field);
@@ -339,8 +356,13 @@ private:
             known_.insert(task);
         } else if (kind == "cancel") {
             int64_t task = in_range("task", integer(op, "task"), 0, kMaxId);
-            if (!known_.count(task)) throw Refusal("unknown-id", "cancel: unknown task id " + std::to_string(task));
-            result = timer_->cancel(task, fire) ? "true" : "false";
+            if (known_.count(task)) {
+                result = timer_->cancel(task, fire) ? "true" : "false";
+            } else if (protocol_ >= 2) {
+                result = "false";  // Kafka's TimerTask.cancel() of a task never added: a no-op
+            } else {
+                throw Refusal("unknown-id", "cancel: unknown task id " + std::to_string(task));
+            }
         } else if (kind == "advance") {
             int64_t time = in_range("time", integer(op, "time"), 0, kMaxTime);
             if (time < timer_->now()) {

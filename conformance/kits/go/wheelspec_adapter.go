@@ -1,12 +1,16 @@
 // wheelspec adapter kit for Go (standard library only): the protocol layer.
 //
-// Serve speaks wheelspec protocol v1 (docs/PROTOCOL.md) on stdin/stdout, one JSON object per line,
-// and hands every valid timer operation to a Timer you write (see timer.go). It answers every
-// refusal the protocol defines before your timer is called: values outside wheelspec's ranges
-// (`range`, section 4.4), an advance back in time (`invalid`), a cancel of a task never added since
-// the reset (`unknown-id`), purgatory operations (`unsupported`) and requests it cannot decode
-// (`invalid`). Return a *Refusal error from your timer to refuse something yourself; any other
-// error (or a panic) is answered `internal`.
+// Serve speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout, one JSON object
+// per line, or v1 to a runner that offers only v1, and hands every valid timer operation to a Timer
+// you write (see timer.go). It answers every refusal the protocol defines before your timer is
+// called: values outside wheelspec's ranges (`range`, section 4.4), an advance back in time
+// (`invalid`), purgatory operations (`unsupported`) and requests it cannot decode (`invalid`). A
+// cancel of a task never added since the reset is Kafka's no-op under v2 (result false, your timer
+// is not called) and `unknown-id` under v1. Return a *Refusal error from your timer to refuse
+// something yourself; any other error (or a panic) is answered `internal`.
+//
+// Requests are read in order and each is answered, flushed, before the next is read, however many
+// wait unread: under v2 the hello declares "pipeline": 64, so the runner may send that many ahead.
 package main
 
 import (
@@ -55,6 +59,21 @@ type Info struct {
 	Configurable  []string // reset keys your factory honours (at least "start_ms")
 	TickMs        *int64   // your fixed tick, if any
 	WheelSize     *int64   // your fixed number of buckets per wheel, if any
+	Unobservable  []string // what your adapter cannot read from your timer (docs/ADAPTERS.md)
+}
+
+// Pipeline is how many requests the runner may send ahead under v2 (the line loop answers them in order).
+const Pipeline = 64
+
+// Negotiate is the version to answer a hello with: 2 if the runner offers it in "protocols", else 1.
+func Negotiate(hello map[string]interface{}) int64 {
+	offered, _ := hello["protocols"].([]interface{})
+	for _, v := range offered {
+		if n, ok := v.(json.Number); ok && n.String() == "2" {
+			return 2
+		}
+	}
+	return 1
 }
 
 // Refusal is an error response: Type is one of the protocol's error types.
@@ -129,6 +148,7 @@ type adapter struct {
 	make  func(Config) Timer
 	timer Timer
 	known map[int64]bool // task ids added since the reset
+	proto int64          // the version agreed in the hello
 }
 
 func (a *adapter) apply(op map[string]interface{}) (map[string]interface{}, error) {
@@ -169,6 +189,10 @@ func (a *adapter) apply(op map[string]interface{}) (map[string]interface{}, erro
 			task, err = InRange("task", task, 0, MaxID)
 		}
 		if err == nil && !a.known[task] {
+			if a.proto >= 2 {
+				result = false // Kafka's TimerTask.cancel() of a task never added: a no-op
+				break
+			}
 			err = &Refusal{"unknown-id", fmt.Sprintf("cancel: unknown task id %d", task)}
 		}
 		var removed bool
@@ -213,15 +237,24 @@ func (a *adapter) handle(req map[string]interface{}) (resp map[string]interface{
 	var err error
 	switch req["type"] {
 	case "hello":
+		a.proto = Negotiate(req)
+		unobservable := a.info.Unobservable
+		if unobservable == nil {
+			unobservable = []string{}
+		}
 		caps := map[string]interface{}{"timer": true, "purgatory": false, "time": "virtual",
-			"profile": a.info.Profile, "configurable": a.info.Configurable, "ranges": "bounded"}
+			"profile": a.info.Profile, "configurable": a.info.Configurable, "ranges": "bounded",
+			"unobservable": unobservable}
+		if a.proto >= 2 {
+			caps["pipeline"] = Pipeline
+		}
 		if a.info.TickMs != nil {
 			caps["tick_ms"] = *a.info.TickMs
 		}
 		if a.info.WheelSize != nil {
 			caps["wheel_size"] = *a.info.WheelSize
 		}
-		return map[string]interface{}{"ok": true, "protocol": 1, "name": a.info.Name,
+		return map[string]interface{}{"ok": true, "protocol": a.proto, "name": a.info.Name,
 			"version": a.info.Version, "capabilities": caps}, false
 	case "reset":
 		var cfg Config
@@ -263,7 +296,7 @@ func Serve(info Info, makeTimer func(Config) Timer) {
 	if info.Configurable == nil {
 		info.Configurable = []string{"start_ms"}
 	}
-	a := &adapter{info: info, make: makeTimer, known: map[int64]bool{}}
+	a := &adapter{info: info, make: makeTimer, known: map[int64]bool{}, proto: 1}
 	in := bufio.NewReaderSize(os.Stdin, 1<<16)
 	out := bufio.NewWriter(os.Stdout)
 	for {

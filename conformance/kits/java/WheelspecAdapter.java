@@ -1,12 +1,17 @@
 // wheelspec adapter kit for Java (17+, no dependencies, no build tool beyond javac): the protocol layer.
 //
-// serve() speaks wheelspec protocol v1 (docs/PROTOCOL.md) on stdin/stdout, one JSON object per
-// line, and hands every valid timer operation to a Timer you write (see ToyTimer.java). It answers
-// every refusal the protocol defines before your timer is called: values outside wheelspec's
-// ranges ("range", section 4.4), an advance back in time ("invalid"), a cancel of a task never
-// added since the reset ("unknown-id"), purgatory operations ("unsupported") and requests it cannot
-// decode ("invalid"). Throw a Refusal from your timer to refuse something yourself; any other
-// exception is answered "internal".
+// serve() speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout, one JSON
+// object per line, or v1 to a runner that offers only v1, and hands every valid timer operation to
+// a Timer you write (see ToyTimer.java). It answers every refusal the protocol defines before your
+// timer is called: values outside wheelspec's ranges ("range", section 4.4), an advance back in
+// time ("invalid"), purgatory operations ("unsupported") and requests it cannot decode
+// ("invalid"). A cancel of a task never added since the reset is Kafka's no-op under v2 (result
+// false, your timer is not called) and "unknown-id" under v1. Throw a Refusal from your timer to
+// refuse something yourself; any other exception is answered "internal".
+//
+// Requests are read in order and each is answered, flushed, before the next is read, however many
+// wait unread: the hello declares "pipeline": 64 under v2, so the runner may send that many ahead.
+// The real-time part (WheelspecRealtime.java, optional) speaks the rt_run extension instead.
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -64,13 +69,29 @@ public final class WheelspecAdapter {
     /**
      * What the hello answers: your timer's name and the capabilities it claims. {@code profile}:
      * "strict", "kafka" or "strict-gt"; {@code configurable}: the reset keys your factory honours (at
-     * least "start_ms"); {@code tickMs} / {@code wheelSize}: your fixed values, or null.
+     * least "start_ms"); {@code tickMs} / {@code wheelSize}: your fixed values, or null;
+     * {@code unobservable}: what your adapter cannot read from your timer (docs/ADAPTERS.md).
      */
     public record Info(String name, String version, String profile, List<String> configurable,
-                       Long tickMs, Long wheelSize) {
+                       Long tickMs, Long wheelSize, List<String> unobservable) {
         public Info(String name, String version, String profile) {
-            this(name, version, profile, List.of("start_ms"), null, null);
+            this(name, version, profile, List.of("start_ms"), null, null, List.of());
         }
+
+        public Info(String name, String version, String profile, List<String> configurable, Long tickMs,
+                    Long wheelSize) {
+            this(name, version, profile, configurable, tickMs, wheelSize, List.of());
+        }
+    }
+
+    /** The protocol versions the kit speaks, newest last. */
+    public static final List<Long> PROTOCOLS = List.of(1L, 2L);
+    /** How many requests the runner may send ahead under v2 (the line loop answers them in order). */
+    public static final long PIPELINE = 64;
+
+    /** The version to answer a hello with: 2 if the runner offers it in "protocols", else 1. */
+    public static long negotiate(Map<?, ?> hello) {
+        return hello.get("protocols") instanceof List<?> offered && offered.contains(2L) ? 2 : 1;
     }
 
     /** An error response; {@code type} is one of the protocol's error types. */
@@ -131,6 +152,7 @@ public final class WheelspecAdapter {
         private final Info info;
         private final Function<Config, Timer> makeTimer;
         private Timer timer;
+        private long protocol = 1;
         private final Set<Long> known = new HashSet<>();
 
         Session(Info info, Function<Config, Timer> makeTimer) {
@@ -142,6 +164,7 @@ public final class WheelspecAdapter {
         String handle(Map<?, ?> req) {
             Object type = req.get("type");
             if ("hello".equals(type)) {
+                protocol = negotiate(req);
                 StringBuilder caps = new StringBuilder("{\"timer\":true,\"purgatory\":false,\"time\":\"virtual\"");
                 caps.append(",\"profile\":").append(Json.quote(info.profile()));
                 caps.append(",\"configurable\":").append(Json.write(info.configurable()));
@@ -152,7 +175,11 @@ public final class WheelspecAdapter {
                 if (info.wheelSize() != null) {
                     caps.append(",\"wheel_size\":").append(info.wheelSize());
                 }
-                return "\"ok\":true,\"protocol\":1,\"name\":" + Json.quote(info.name()) + ",\"version\":"
+                caps.append(",\"unobservable\":").append(Json.write(info.unobservable()));
+                if (protocol >= 2) {
+                    caps.append(",\"pipeline\":").append(PIPELINE);
+                }
+                return "\"ok\":true,\"protocol\":" + protocol + ",\"name\":" + Json.quote(info.name()) + ",\"version\":"
                         + Json.quote(info.version()) + ",\"capabilities\":" + caps + "}";
             }
             if ("reset".equals(type)) {
@@ -190,10 +217,13 @@ public final class WheelspecAdapter {
                 known.add(task);
             } else if ("cancel".equals(kind)) {
                 long task = inRange("task", integer(op, "task"), 0, MAX_ID);
-                if (!known.contains(task)) {
+                if (known.contains(task)) {
+                    result = Boolean.toString(timer.cancel(task, fire));
+                } else if (protocol >= 2) {
+                    result = "false"; // Kafka's TimerTask.cancel() of a task never added: a no-op
+                } else {
                     throw new Refusal("unknown-id", "cancel: unknown task id " + task);
                 }
-                result = Boolean.toString(timer.cancel(task, fire));
             } else if ("advance".equals(kind)) {
                 long time = inRange("time", integer(op, "time"), 0, MAX_TIME);
                 if (time < timer.now()) {

@@ -1,7 +1,8 @@
 // wheelspec adapter kit for JavaScript (Node, no npm dependencies): the protocol layer.
 //
-// Speaks wheelspec protocol v1 (docs/PROTOCOL.md) on stdin/stdout, one JSON object per line, and
-// hands every valid timer operation to a timer object you write (see timer.js):
+// Speaks wheelspec protocol v2, or v1 to a runner that offers only v1 (docs/PROTOCOL.md, sections
+// 2.1 and 10), on stdin/stdout, one JSON object per line, and hands every valid timer operation to
+// a timer object you write (see timer.js):
 //
 //   now()                       -> the timer's clock reading
 //   add(task, delay, fire)      -> the expiration now + delay; schedule (or re-schedule) `task`
@@ -12,9 +13,16 @@
 // `fire(now, task, exp)` reports that the timer handed `task` (expiration `exp`) to its action.
 // This layer answers every refusal the protocol defines before your timer is called: values
 // outside wheelspec's ranges (`range`, section 4.4), an advance back in time (`invalid`), a cancel
-// of a task never added since the reset (`unknown-id`), purgatory operations (`unsupported`) and
-// requests it cannot decode (`invalid`). Throw `new Refusal(type, message)` from your timer to
-// refuse something yourself; any other exception is answered `internal`.
+// of a task never added since the reset (v1: `unknown-id`; v2: Kafka's no-op, result false, no
+// event), purgatory operations (`unsupported`) and requests it cannot decode (`invalid`). Throw
+// `new Refusal(type, message)` from your timer to refuse something yourself; any other exception
+// is answered `internal`.
+//
+// Under v2 the hello declares `pipeline: 64`: the runner may send up to 64 requests before reading
+// an answer. This layer keeps that promise because it handles each line to the end, synchronously,
+// before the next one is read (readline emits lines in order; one stdout write per answer), so
+// answers leave in request order however many wait. Keep your timer's calls synchronous: a timer
+// that answered from a callback or a promise could reorder them.
 "use strict";
 
 const readline = require("readline");
@@ -28,7 +36,11 @@ const MIN_WHEEL = 2;
 const MAX_WHEEL = 2 ** 16;
 const MAX_PURGE_INTERVAL = 2 ** 31 - 1;
 const PURGATORY_OPS = new Set(["watch", "set_completable", "check", "cancel_for_key", "force_complete",
-                               "watched", "num_delayed"]);
+                               "watched", "num_delayed", "resubmit"]);
+// the protocol versions this layer speaks, newest last (docs/PROTOCOL.md, section 10)
+const PROTOCOLS = [1, 2];
+// how many requests a v2 runner may send before reading the first answer (capability `pipeline`)
+const PIPELINE = 64;
 
 class Refusal extends Error {
   constructor(type, message) { super(message); this.type = type; }
@@ -71,17 +83,36 @@ function checkConfig(config) {
 }
 
 /**
+ * The protocol version to answer a hello with: the newest one this layer speaks among those the
+ * runner offers in `protocols` (a runner that sends only `protocol` offers that one).
+ */
+function negotiate(req) {
+  const offered = Array.isArray(req.protocols) ? req.protocols : [req.protocol === undefined ? 1 : req.protocol];
+  const common = PROTOCOLS.filter((v) => offered.includes(v));
+  return common.length > 0 ? common[common.length - 1] : 1;
+}
+
+/**
  * Serve the protocol until `bye` or end of input.
  *
  * `info`: {name, version, profile ("strict", "kafka" or "strict-gt"), configurable (reset keys your
- * factory honours; at least "start_ms"), tick_ms, wheel_size (your fixed values, if any)}.
+ * factory honours; at least "start_ms"), tick_ms, wheel_size (your fixed values, if any)}, and for
+ * an adapter of a library it does not own: unobservable (property names the library cannot report,
+ * plus "task-ids" / "clock" when the adapter owns them: docs/ADAPTERS.md), ranges ("unbounded" for
+ * a timer that accepts any value by design) and checkDelays (false: hand every integer delay to the
+ * timer, so that its own handling of out-of-range delays is judged).
  * `makeTimer(config)`: a fresh, empty timer whose clock reads config.start_ms (called at each reset).
  */
 function serve(info, makeTimer) {
   const capabilities = { timer: true, purgatory: false, time: "virtual", profile: info.profile || "strict",
-                         configurable: info.configurable || ["start_ms"], ranges: "bounded" };
+                         configurable: info.configurable || ["start_ms"], ranges: info.ranges || "bounded" };
   if (info.tick_ms !== undefined) capabilities.tick_ms = info.tick_ms;
   if (info.wheel_size !== undefined) capabilities.wheel_size = info.wheel_size;
+  if (info.unobservable !== undefined) capabilities.unobservable = info.unobservable;
+  const checkDelay = info.checkDelays === false
+    ? (v) => inRange("delay", v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
+    : ranges.delay;
+  let protocol = 1;       // agreed in the hello
   let timer = null;
   let known = new Set();  // task ids added since the reset
 
@@ -93,14 +124,18 @@ function serve(info, makeTimer) {
     let result;
     switch (op.kind) {
       case "add": {
-        const task = ranges.task(op.task), delay = ranges.delay(op.delay);
+        const task = ranges.task(op.task), delay = checkDelay(op.delay);
         result = timer.add(task, delay, fire);
         known.add(task);
         break;
       }
       case "cancel": {
         const task = ranges.task(op.task);
-        if (!known.has(task)) throw new Refusal("unknown-id", `cancel: unknown task id ${task}`);
+        if (!known.has(task)) {
+          // v2: Kafka's TimerTask.cancel() of a task never scheduled is a no-op (section 10)
+          if (protocol >= 2) { result = false; break; }
+          throw new Refusal("unknown-id", `cancel: unknown task id ${task}`);
+        }
         result = Boolean(timer.cancel(task, fire));
         break;
       }
@@ -133,9 +168,12 @@ function serve(info, makeTimer) {
     const id = req.id;
     try {
       switch (req.type) {
-        case "hello":
-          send({ id, ok: true, protocol: 1, name: info.name, version: info.version || "0", capabilities });
+        case "hello": {
+          protocol = negotiate(req);
+          const caps = protocol >= 2 ? { ...capabilities, pipeline: PIPELINE } : capabilities;
+          send({ id, ok: true, protocol, name: info.name, version: info.version || "0", capabilities: caps });
           break;
+        }
         case "reset": {
           const config = checkConfig(req.config);
           timer = makeTimer(config);
@@ -163,4 +201,4 @@ function serve(info, makeTimer) {
   });
 }
 
-module.exports = { serve, Refusal, ranges, inRange, MAX_DELAY, MAX_TIME, MAX_ID };
+module.exports = { serve, negotiate, Refusal, ranges, inRange, MAX_DELAY, MAX_TIME, MAX_ID, PIPELINE };

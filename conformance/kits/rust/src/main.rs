@@ -66,6 +66,7 @@ fn main() {
         configurable: vec!["start_ms".into()],
         tick_ms: None,
         wheel_size: None,
+        unobservable: vec![],
     };
     serve(info, |config| {
         Box::new(ToyTimer {

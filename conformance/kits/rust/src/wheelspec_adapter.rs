@@ -1,12 +1,16 @@
 //! wheelspec adapter kit for Rust (standard library only): the protocol layer.
 //!
-//! [`serve`] speaks wheelspec protocol v1 (docs/PROTOCOL.md) on stdin/stdout, one JSON object per
-//! line, and hands every valid timer operation to a [`Timer`] you write (see main.rs). It answers
-//! every refusal the protocol defines before your timer is called: values outside wheelspec's
-//! ranges (`range`, section 4.4), an advance back in time (`invalid`), a cancel of a task never
-//! added since the reset (`unknown-id`), purgatory operations (`unsupported`) and requests it
-//! cannot decode (`invalid`). Return `Err(Refusal)` from your timer to refuse something yourself;
-//! a panic is answered `internal`.
+//! [`serve`] speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout, one JSON
+//! object per line, or v1 to a runner that offers only v1, and hands every valid timer operation to
+//! a [`Timer`] you write (see main.rs). It answers every refusal the protocol defines before your
+//! timer is called: values outside wheelspec's ranges (`range`, section 4.4), an advance back in
+//! time (`invalid`), purgatory operations (`unsupported`) and requests it cannot decode
+//! (`invalid`). A cancel of a task never added since the reset is Kafka's no-op under v2 (result
+//! `false`, your timer is not called) and `unknown-id` under v1. Return `Err(Refusal)` from your
+//! timer to refuse something yourself; a panic is answered `internal`.
+//!
+//! Requests are read in order and each is answered, flushed, before the next is read, however many
+//! wait unread: under v2 the hello declares `"pipeline": 64`, so the runner may send that many ahead.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{self, BufRead, Write};
@@ -90,7 +94,19 @@ pub struct Config {
     pub purge_interval: i64,
 }
 
+/// How many requests the runner may send ahead under v2 (the line loop answers them in order).
+pub const PIPELINE: i64 = 64;
+
+/// The version to answer a hello with: 2 if the runner offers it in `protocols`, else 1.
+pub fn negotiate(hello: &Json) -> i64 {
+    match hello.get("protocols") {
+        Some(Json::Array(offered)) if offered.contains(&Json::Int(2)) => 2,
+        _ => 1,
+    }
+}
+
 /// What the hello answers: your timer's name and the capabilities it claims.
+#[derive(Default)]
 pub struct Info {
     pub name: String,
     pub version: String,
@@ -101,6 +117,8 @@ pub struct Info {
     /// your fixed tick and wheel size, if any
     pub tick_ms: Option<i64>,
     pub wheel_size: Option<i64>,
+    /// what your adapter cannot read from your timer (docs/ADAPTERS.md); usually empty
+    pub unobservable: Vec<String>,
 }
 
 // ---- just enough JSON for the protocol ------------------------------------------------------------
@@ -116,7 +134,7 @@ pub enum Json {
 }
 
 impl Json {
-    fn get(&self, key: &str) -> Option<&Json> {
+    pub fn get(&self, key: &str) -> Option<&Json> {
         match self {
             Json::Object(m) => m.get(key),
             _ => None,
@@ -367,6 +385,7 @@ struct Session<F: FnMut(&Config) -> Box<dyn Timer>> {
     make: F,
     timer: Option<Box<dyn Timer>>,
     known: HashSet<i64>, // task ids added since the reset
+    protocol: i64,       // the version agreed in the hello
 }
 
 impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
@@ -374,6 +393,7 @@ impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
     fn handle(&mut self, req: &Json, bye: &mut bool) -> Result<String, Refusal> {
         match req.get("type") {
             Some(Json::Str(t)) if t == "hello" => {
+                self.protocol = negotiate(req);
                 let info = &self.info;
                 let configurable: Vec<String> =
                     info.configurable.iter().map(|k| quote(k)).collect();
@@ -388,8 +408,14 @@ impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
                 if let Some(w) = info.wheel_size {
                     caps += &format!(",\"wheel_size\":{w}");
                 }
+                let unobservable: Vec<String> = info.unobservable.iter().map(|k| quote(k)).collect();
+                caps += &format!(",\"unobservable\":[{}]", unobservable.join(","));
+                if self.protocol >= 2 {
+                    caps += &format!(",\"pipeline\":{PIPELINE}");
+                }
                 Ok(format!(
-                    "\"ok\":true,\"protocol\":1,\"name\":{},\"version\":{},\"capabilities\":{caps}}}",
+                    "\"ok\":true,\"protocol\":{},\"name\":{},\"version\":{},\"capabilities\":{caps}}}",
+                    self.protocol,
                     quote(&info.name),
                     quote(&info.version)
                 ))
@@ -432,13 +458,16 @@ impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
             }
             "cancel" => {
                 let task = in_range("task", integer(op, "task")?, 0, MAX_ID)?;
-                if !self.known.contains(&task) {
+                if self.known.contains(&task) {
+                    timer.cancel(task, &mut events)?.to_string()
+                } else if self.protocol >= 2 {
+                    "false".into() // Kafka's TimerTask.cancel() of a task never added: a no-op
+                } else {
                     return Err(Refusal::new(
                         "unknown-id",
                         format!("cancel: unknown task id {task}"),
                     ));
                 }
-                timer.cancel(task, &mut events)?.to_string()
             }
             "advance" => {
                 let time = in_range("time", integer(op, "time")?, 0, MAX_TIME)?;
@@ -489,6 +518,7 @@ pub fn serve<F: FnMut(&Config) -> Box<dyn Timer>>(info: Info, make: F) {
         make,
         timer: None,
         known: HashSet::new(),
+        protocol: 1,
     };
     let stdin = io::stdin();
     let mut out = io::stdout().lock();
