@@ -226,6 +226,9 @@ MATRIX_COLUMNS: tuple[Column, ...] = (
     Column("delay <= 0", ((REALTIME, "delay<=0"),)),
     Column("huge delay", ((RUN, "ranges"), (RUN, "accepted-invalid"), (RUN, "refused-valid"),
                           (REALTIME, "huge-delay"))),
+    # what a virtual-time history says of itself: the clock never goes back, an add's result is
+    # now + delay, a fire names a task that was added (a real-time run stamps its own clock: n/a)
+    Column("well-formed", ((HISTORY, "well-formed"),)),
 )
 
 

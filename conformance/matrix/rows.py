@@ -351,7 +351,8 @@ def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Pat
         files.mark_schedule(Path(c))
     status = rep.prop_status()
     col_of = properties.columns_by_property(properties.REALTIME)
-    cells = {col_of[p]: ("FAIL" if s == "fail" else s) for p, s in status.items()}
+    cells = {c: "n/a" for c in COLUMNS}  # a column no real-time property shows
+    cells.update({col_of[p]: ("FAIL" if s == "fail" else s) for p, s in status.items()})
     late = rt.percentiles(rep.lateness_us)
     nonpos = rt.percentiles([x for v in rep.verdicts for x in v.nonpositive_us])
     notes = {}
