@@ -43,8 +43,11 @@ def decode(reg: dict[str, type[R]], d: Any, what: str) -> R:
     if not isinstance(kind, str) or kind not in reg:
         raise RecordError(f"unknown {what} kind {kind!r} (expected one of {', '.join(sorted(reg))})")
     cls = reg[kind]
+    fields = _FIELDS.get(cls)
+    if fields is None:  # once per class: dataclasses.fields costs more than a small decode
+        fields = _FIELDS[cls] = (dataclasses.fields(cls), frozenset(f.name for f in dataclasses.fields(cls)) | {"kind"})
     kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in fields[0]:
         if f.name in d:
             v = d[f.name]
         elif f.default is not dataclasses.MISSING:
@@ -52,14 +55,21 @@ def decode(reg: dict[str, type[R]], d: Any, what: str) -> R:
         else:
             raise RecordError(f"{what} {kind!r}: missing field {f.name!r}")
         kwargs[f.name] = _coerce(kind, f, v, what)
-    extra = set(d) - {"kind"} - {f.name for f in dataclasses.fields(cls)}
+    extra = set(d) - fields[1]
     if extra:
         raise RecordError(f"{what} {kind!r}: unknown field {sorted(extra)[0]!r}")
     return cls(**kwargs)
 
 
+#: record class -> (its fields, their names and "kind"), filled by :func:`decode`
+_FIELDS: dict[type, tuple[tuple[dataclasses.Field, ...], frozenset[str]]] = {}
+
+
 def _coerce(kind: str, f: dataclasses.Field, v: Any, what: str) -> Any:
     t = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    if t == "int":
+        if type(v) is int:  # the common case first
+            return v
     bad = RecordError(f"{what} {kind!r}: field {f.name!r} has a bad value {v!r} (expected {t})")
     if t == "int":
         if isinstance(v, bool) or not isinstance(v, int):

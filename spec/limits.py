@@ -49,6 +49,8 @@ assert MAX_WHEEL_SIZE * EXP_SPAN <= 2**60, "every wheel interval must stay below
 
 
 def _int(name: str, value: object) -> int:
+    if type(value) is int:  # the common case, without the slower Integral check below
+        return value
     # bool is an int in Python; a True tick is a bug, not a 1.
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")

@@ -161,7 +161,15 @@ METHODS: dict[type, str] = {
 def invoke(target: Any, op: Op, *leading: Any) -> Any:
     """Call the method of ``target`` that ``op`` names, with ``leading`` arguments (for example a
     thread context) before the record's fields; returns what the method returns."""
-    method = METHODS.get(type(op))
+    t = type(op)
+    method = METHODS.get(t)
     if method is None:
         raise TypeError(f"not an operation: {op!r}")
-    return getattr(target, method)(*leading, *(getattr(op, f.name) for f in dataclasses.fields(op)))
+    names = _FIELD_NAMES.get(t)
+    if names is None:  # once per record type: dataclasses.fields costs more than the call itself
+        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(op))
+    return getattr(target, method)(*leading, *[getattr(op, n) for n in names])
+
+
+#: record type -> its field names, in order (filled by :func:`invoke`)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}

@@ -78,18 +78,30 @@ def rule(op: ops.Op) -> ResultRule:
 def result_event(op: ops.Op, now: int, result: Any) -> ev.Event:
     """The result event of ``op`` answered at clock reading ``now`` with ``result``."""
     r = rule(op)
+    plan = _PLANS.get(type(op))
+    if plan is None:  # once per operation type: where each field of its result event comes from
+        plan = _PLANS[type(op)] = tuple(
+            (f.name, _NOW if f.name == "now" else _RESULT if f.name == r.field else _KIND if f.name == "what" else _OP)
+            for f in dataclasses.fields(r.event))
     kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(r.event):
-        if f.name == "now":
+    for name, source in plan:
+        if source == _NOW:
             v: Any = now
-        elif f.name == r.field:
+        elif source == _RESULT:
             v = tuple(result) if r.type == IDS else result
-        elif f.name == "what":  # Observe: the query's name is the operation's kind
+        elif source == _KIND:  # Observe: the query's name is the operation's kind
             v = op.kind
         else:
-            v = getattr(op, f.name)
-        kwargs[f.name] = tuple(v) if isinstance(v, list) else v
+            v = getattr(op, name)
+        kwargs[name] = tuple(v) if isinstance(v, list) else v
     return r.event(**kwargs)
+
+
+# Sources of a result event's fields (:func:`result_event`): the clock, the result, the
+# operation's kind, the operation's field of the same name.
+_NOW, _RESULT, _KIND, _OP = range(4)
+#: operation type -> (field name, source) for each field of its result event
+_PLANS: dict[type, tuple[tuple[str, int], ...]] = {}
 
 
 def result_of_event(e: ev.Event) -> Any:

@@ -288,3 +288,19 @@ def test_bad_arguments_are_one_line(tmp_path, capsys, argv, what):
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and what in err, err
     assert not (tmp_path / "c").exists()
+
+
+def test_the_pipeline_window_is_not_part_of_the_identity():
+    """How many requests an adapter takes in flight changes how fast a campaign runs, not what
+    it judges: a campaign resumes across a kit that starts declaring a pipeline."""
+    import dataclasses
+
+    from wheelspec.conformance.adapters.protocol import Capabilities, Hello
+    from wheelspec.conformance.traces.campaign_store import identity
+
+    plain = Hello("x", Capabilities(protocol=2), "1")
+    piped = dataclasses.replace(plain, capabilities=Capabilities(protocol=2, pipeline=64))
+    args = dict(kinds=["timer"], shrink=True, trace=False, chunk=100)
+    assert identity("cmd:x", plain, **args) == identity("cmd:x", piped, **args)
+    assert identity("cmd:x", plain, **args) != identity(
+        "cmd:x", dataclasses.replace(plain, capabilities=Capabilities(protocol=2, profile="strict")), **args)

@@ -210,7 +210,8 @@ class Capabilities:
         if "pipeline" in d:
             v = d["pipeline"]
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_PIPELINE:
-                raise ProtocolError(f"capabilities.pipeline must be an integer in [1, {MAX_PIPELINE}], got {json_short(v)}")
+                raise ProtocolError(f"capabilities.pipeline must be an integer in [1, {MAX_PIPELINE}], "
+                                    f"got {json_short(v)}")
             out["pipeline"] = v
         caps = cls(**out)
         if not caps.timer and not caps.purgatory:
@@ -372,7 +373,10 @@ def _reject_constant(name: str) -> Any:
 def check_shape(value: Any, where: str = "response") -> None:
     """Refuse what no protocol message contains, wherever it is: nesting deeper than
     :data:`MAX_DEPTH`, integers outside signed 64 bits, strings with unpaired surrogates.
-    Iterative (a deep value must not exhaust the stack here either)."""
+    Iterative (a deep value must not exhaust the stack here either).  A first walk without the
+    field paths passes a well-shaped message; only a faulty one is walked again to name the field."""
+    if _shape_ok(value):
+        return
     stack: list[tuple[Any, str, int]] = [(value, where, 0)]
     while stack:
         v, path, depth = stack.pop()
@@ -396,6 +400,28 @@ def check_shape(value: Any, where: str = "response") -> None:
                 stack.append((x, sub, depth + 1))
 
 
+
+def _shape_ok(value: Any) -> bool:
+    """:func:`check_shape`'s rules, without building the field paths: is ``value`` well shaped?"""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth = pop()
+        t = type(v)
+        if t is int:
+            if not _INT64_MIN <= v <= _INT64_MAX:
+                return False
+        elif t is str:
+            if not v.isascii() and _SURROGATE.search(v):
+                return False
+        elif t is dict or t is list:
+            if depth >= MAX_DEPTH:
+                return False
+            for x in (v.values() if t is dict else v):
+                push((x, depth + 1))
+        elif not (v is None or t is bool or t is float):
+            return False  # anything else (not from json.loads): let the full walk decide
+    return True
 
 def parse_line(raw: bytes | bytearray, where: str = "response") -> Any:
     """Parse one protocol line (without its newline): strict UTF-8, strict JSON (no ``NaN`` or

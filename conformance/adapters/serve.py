@@ -4,7 +4,8 @@
 The version is negotiated in the hello (:func:`~.protocol.negotiate`): the newest one both the
 runner's offer and the adapter (``capabilities.protocol``) know.  An adapter that speaks version 2
 (our engines do, reporting their ``tryComplete`` calls) answers a runner offering only version 1
-as a version-1 adapter (its ``speak(1)``).
+as a version-1 adapter (its ``speak(1)``).  Under version 2 it declares ``pipeline``
+(:data:`SERVE_PIPELINE`): the runner may send requests ahead of their answers.
 
 ``python -m wheelspec.conformance.adapters.serve reference`` (or ``optimized``, ``reference-mock``, or
 ``package.module:factory``) is the subprocess entry point of our own engines; the runner reaches
@@ -14,12 +15,17 @@ stdout carries protocol lines only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import Any, TextIO
 
 from wheelspec.conformance.adapters.protocol import Config, Response, negotiate, offered_versions
 from wheelspec.spec import ops
+
+#: the ``pipeline`` capability this server declares under protocol 2 (docs/PROTOCOL.md, section 11):
+#: requests are read in order and answered in order, so the runner may send this many ahead
+SERVE_PIPELINE = 64
 
 
 def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
@@ -58,8 +64,12 @@ def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) 
                         continue
                     speak(version)  # an older runner: answer as that version's adapter
                     h = adapter.hello()
+                caps = h.capabilities
+                if version >= 2 and caps.pipeline == 1:
+                    # this loop reads requests in order and answers each in order: any number may wait
+                    caps = dataclasses.replace(caps, pipeline=SERVE_PIPELINE)
                 send({"id": rid, "ok": True, "protocol": version, "name": h.name, "version": h.version,
-                      "capabilities": h.capabilities.to_dict()})
+                      "capabilities": caps.to_dict()})
             elif kind == "reset":
                 adapter.reset(Config.from_dict(req.get("config", {})))
                 send({"id": rid, "ok": True})

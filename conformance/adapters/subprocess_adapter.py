@@ -15,6 +15,14 @@ Nothing here blocks without a deadline, and nothing the child does can stall or 
   stopped, with a line-size limit (:data:`MAX_LINE_BYTES`, ``max_line``);
 * **stderr** is drained by a thread in large chunks into a bounded log keeping the first lines and
   the last ones (:class:`StderrLog`), control characters stripped; both ends are quoted on error.
+* **pipelining** (protocol 2, capability ``pipeline`` N; ``docs/PROTOCOL.md`` section 11):
+  :meth:`SubprocessAdapter.submit` queues a run's reset and operations and writes up to N of them
+  ahead of their answers (those a window holds go out in one write), :meth:`~SubprocessAdapter.receive`
+  reads the answers in order while writing the rest as the window opens; reading and writing share
+  one selector, so neither side can block the other.  Every request keeps its own deadline (from
+  the start of its writing, or from the answer before it if that came later) and a hang or crash
+  names the first request without an answer.  With a window of 1 (a version-1 adapter, or none
+  declared) the same code is plain request/response.
 
 Two kinds of trouble are told apart:
 
@@ -36,10 +44,12 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from wheelspec.conformance.adapters import transcript as _transcript
 from wheelspec.conformance.adapters.protocol import (
+    MAX_PIPELINE,
     PROTOCOL_VERSIONS,
     Capabilities,
     Config,
@@ -153,12 +163,14 @@ class SubprocessAdapter:
 
     def __init__(self, argv: list[str], *, timeout: float = 10.0, start_timeout: float = 30.0,
                  label: str | None = None, env: dict[str, str] | None = None,
-                 max_line: int = MAX_LINE_BYTES) -> None:
+                 max_line: int = MAX_LINE_BYTES, pipeline: int = MAX_PIPELINE) -> None:
         self.argv = list(argv)
         self.label = label or " ".join([os.path.basename(self.argv[0])] + self.argv[1:])
         self.timeout = timeout
         self.start_timeout = start_timeout
         self.max_line = max_line
+        #: the most requests sent ahead of their answers, whatever the adapter declares (1: never)
+        self.max_pipeline = max(1, pipeline)
         self._env = env
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = bytearray()
@@ -168,12 +180,22 @@ class SubprocessAdapter:
         self._n = 0  # request number (the hello is request 0)
         self._hello: Hello | None = None
         self._rsel: selectors.BaseSelector | None = None
-        self._wsel: selectors.BaseSelector | None = None
+        self._wsel_on = False  # the child's stdin is registered in _rsel (output waits for room)
         self._last_req: dict[str, Any] = {}
+        # requests queued and not yet written; written (or being written) and not yet answered;
+        # the one being written; when the last answer was read; the child's stdin is closed
+        self._unsent: collections.deque[_Pending] = collections.deque()
+        self._inflight: collections.deque[_Pending] = collections.deque()
+        self._out = bytearray()  # requests started and not yet taken by the pipe
+        self._queued_bytes = self._written_bytes = 0  # bytes started / taken by the pipe, this process
+        self._answered_at = 0.0
+        self._broken = False
         #: counters for tests and diagnostics: stdout reads, bytes searched for a newline, restarts
         self.reads = 0
         self.scanned = 0
         self.restarts = 0
+        #: the most requests that were ever written and unanswered at once (tests: the window holds)
+        self.max_in_flight = 0
         #: the --log-protocol transcript this process writes to (set at each start) and its number there
         self._log: _transcript.Transcript | None = None
         self._log_n = 0
@@ -191,11 +213,54 @@ class SubprocessAdapter:
             self._fail(self._last_req, f"reset was refused: {json_short(msg)}")
 
     def request(self, op: ops.Op) -> Response:
-        msg = self._call({"type": "op", "op": op.to_dict()}, self.timeout)
+        return self._decode(self._call({"type": "op", "op": op.to_dict()}, self.timeout), op)
+
+    def _decode(self, msg: dict[str, Any], op: ops.Op) -> Response:
         try:
             return decode_response(msg, op, self._hello.capabilities if self._hello is not None else None)
         except ProtocolError as e:
             self._fail(self._last_req, f"bad response: {e}")
+
+    # -- pipelining (docs/PROTOCOL.md, section 11) ----------------------------------------------------
+    @property
+    def pipeline(self) -> int:
+        """How many requests of a run may be in flight: the adapter's declared ``pipeline`` under
+        protocol 2 (capped by the constructor's ``pipeline``), else 1."""
+        h = self.hello()
+        if h.capabilities.protocol < 2:
+            return 1
+        return max(1, min(h.capabilities.pipeline, self.max_pipeline))
+
+    def submit(self, config: Config, operations: Sequence[ops.Op]) -> None:
+        """Queue a ``reset`` to ``config`` and ``operations`` and write as many of them as the
+        window (:attr:`pipeline`) allows; :meth:`receive_reset` and then :meth:`receive`, once per
+        operation in order, read the answers (writing the rest as answers come in).  With a window
+        of 1 this is exactly request/response."""
+        if self._unsent or self._inflight:
+            raise RuntimeError("submit while requests of another run are in flight")
+        self._enqueue({"type": "reset", "config": config.to_dict()}, self.timeout)
+        for op in operations:
+            self._enqueue({"type": "op", "op": op.to_dict()}, self.timeout, op)
+        self._pump()
+
+    def receive_reset(self) -> None:
+        """The answer to the ``reset`` of :meth:`submit`."""
+        msg = self._answer()
+        if msg.get("ok") is not True:
+            self._fail(self._last_req, f"reset was refused: {json_short(msg)}")
+
+    def receive(self) -> Response:
+        """The answer to the next operation of :meth:`submit`, decoded."""
+        op = self._inflight[0].op if self._inflight else (self._unsent[0].op if self._unsent else None)
+        if op is None:
+            raise RuntimeError("receive without a submitted operation")
+        return self._decode(self._answer(), op)
+
+    def abandon(self) -> None:
+        """Drop a submitted run whose answers will not be read (the runner failed meanwhile): the
+        process is killed, so no stale answer can reach the next run; the next request restarts it."""
+        if self._unsent or self._inflight:
+            self._kill()
 
     def close(self) -> None:
         proc = self._proc
@@ -203,7 +268,8 @@ class SubprocessAdapter:
             self._close_selectors()
             return
         try:
-            if not self._exited(proc):
+            # (with requests of an abandoned run still in flight there is no clean end: just the kill)
+            if not self._exited(proc) and not (self._inflight or self._unsent):
                 self._n += 1
                 line = json.dumps({"id": self._n, "type": "bye"}).encode() + b"\n"
                 self._note(_transcript.SENT, line)
@@ -330,6 +396,11 @@ class SubprocessAdapter:
         """Kill the child's whole process group, reap the child, wait for the stderr thread and
         close the pipes.  Idempotent."""
         self._close_selectors()
+        self._unsent.clear()
+        self._inflight.clear()
+        self._out = bytearray()
+        self._queued_bytes = self._written_bytes = 0
+        self._broken = False
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -372,13 +443,15 @@ class SubprocessAdapter:
             self._log.write(self._log_n, direction, line)
 
     def _close_selectors(self) -> None:
-        for sel in (self._rsel, self._wsel):
-            if sel is not None:
-                sel.close()
-        self._rsel = self._wsel = None
+        if self._rsel is not None:
+            self._rsel.close()
+        self._rsel = None
+        self._wsel_on = False
 
-    # -- internals: one request -----------------------------------------------------------------------
-    def _call(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+    # -- internals: requests in flight ---------------------------------------------------------------
+    def _enqueue(self, body: dict[str, Any], timeout: float, op: ops.Op | None = None) -> _Pending:
+        """Give ``body`` the next id and queue it; it is written as soon as the window allows
+        (:meth:`_pump`).  Starts the child (or restarts it after a hang or crash) if needed."""
         if self._proc is None:
             if self._hello is not None:
                 self.restart()  # after a hang or crash: a fresh process for the next run
@@ -386,60 +459,116 @@ class SubprocessAdapter:
                 self._start()
         self._n += 1
         req = {"id": self._n, **body}
-        self._last_req = req
         line = json.dumps(req, separators=(",", ":")).encode() + b"\n"
-        self._note(_transcript.SENT, line)
+        p = _Pending(req, line, timeout, op)
+        self._unsent.append(p)
+        return p
+
+    def _window(self) -> int:
+        """How many requests may be written and not yet answered: the declared ``pipeline``
+        (protocol 2) once the hello is in, capped by the ``pipeline`` argument; else 1."""
+        h = self._hello
+        if h is None or self._proc is None or h.capabilities.protocol < 2:
+            return 1
+        return max(1, min(h.capabilities.pipeline, self.max_pipeline))
+
+    def _pump(self) -> None:
+        """Write what the window allows without blocking: the output not yet taken by the pipe,
+        after the queued requests that fit in the window (:meth:`_window`) are appended to it once
+        half of it is free, so that they go out in few writes."""
         proc = self._proc
-        assert proc is not None
-        deadline = time.monotonic() + timeout
+        if proc is None or proc.stdin is None or self._broken:
+            return
+        window = self._window()
+        # Refill once half the window is answered, not after every answer: fewer, larger writes
+        # (a write wakes the adapter up).  A window of 1 is refilled when it is empty.
+        if self._unsent and len(self._inflight) <= window // 2:
+            now = time.monotonic()
+            while self._unsent and len(self._inflight) < window:
+                p = self._unsent.popleft()
+                self._note(_transcript.SENT, p.line)
+                p.started, p.offset = now, self._queued_bytes
+                self._queued_bytes += len(p.line)
+                self._out += p.line
+                self._inflight.append(p)
+            self.max_in_flight = max(self.max_in_flight, len(self._inflight))
+        if not self._out:
+            return
         try:
-            self._write(proc, line, deadline)
-        except _WriteTimeout as w:
-            self._unresponsive(req, "timeout", f"no response within {timeout:g} s (it stopped reading its stdin: "
-                                               f"{w.written} of {len(line)} bytes of the request written)")
+            n = os.write(proc.stdin.fileno(), self._out)
+        except BlockingIOError:
+            return
         except (BrokenPipeError, OSError, ValueError):
-            self._crashed(req)
-        raw = self._readline(req, timeout, deadline)
+            self._broken = True  # the child is gone: its exit is seen while reading the answer
+            return
+        del self._out[:n]
+        self._written_bytes += n
+
+    def _answer(self) -> dict[str, Any]:
+        """Read the answer to the oldest unanswered request (writing more as the window opens) and
+        check its id.  Its deadline: ``timeout`` from the moment its writing started or, if later,
+        from the moment the answer before it was read (requests are answered in order)."""
+        self._pump()
+        if not self._inflight:
+            self._pump()
+        if not self._inflight:  # nothing could be written: the child exited before reading it
+            self._crashed(self._unsent[0].req if self._unsent else self._last_req)
+        p = self._inflight[0]
+        self._last_req = p.req
+        start = max(p.started, self._answered_at)
+        raw = self._readline(p, start + p.timeout)
+        self._inflight.popleft()
+        self._answered_at = time.monotonic()
         self._note(_transcript.RECEIVED, raw)
         try:
             msg = parse_line(raw)
         except ProtocolError as e:
-            self._fail(req, str(e))
+            self._fail(p.req, str(e))
         if not isinstance(msg, dict):
-            self._fail(req, f"sent JSON that is not an object: {json_short(msg)}")
-        if msg.get("id") != self._n:
-            self._fail(req, f"answered with id {json_short(msg.get('id'))}, expected {self._n}: {json_short(msg)}")
+            self._fail(p.req, f"sent JSON that is not an object: {json_short(msg)}")
+        if msg.get("id") != p.req["id"]:
+            self._fail(p.req, f"answered with id {json_short(msg.get('id'))}, expected {p.req['id']}: "
+                              f"{json_short(msg)}")
         return msg
 
+    def _call(self, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One request and its answer (nothing else may be in flight)."""
+        self._enqueue(body, timeout)
+        return self._answer()
+
     def _write(self, proc: subprocess.Popen[bytes], data: bytes, deadline: float) -> None:
+        """Write ``data`` whole before ``deadline`` (the ``bye``)."""
         assert proc.stdin is not None
         fd = proc.stdin.fileno()
-        if self._wsel is None:
-            self._wsel = selectors.DefaultSelector()
-            self._wsel.register(fd, selectors.EVENT_WRITE)
-        view = memoryview(data)
-        done = 0
-        while done < len(data):
-            try:
-                done += os.write(fd, view[done:])
-                continue
-            except BlockingIOError:
-                pass
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _WriteTimeout(done)
-            self._wsel.select(min(left, 0.1))
-            if self._exited(proc):
-                raise BrokenPipeError("the adapter exited")
+        sel = selectors.DefaultSelector()
+        try:
+            sel.register(fd, selectors.EVENT_WRITE)
+            view = memoryview(data)
+            done = 0
+            while done < len(data):
+                try:
+                    done += os.write(fd, view[done:])
+                    continue
+                except BlockingIOError:
+                    pass
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise _WriteTimeout(done)
+                sel.select(min(left, 0.1))
+                if self._exited(proc):
+                    raise BrokenPipeError("the adapter exited")
+        finally:
+            sel.close()
 
-    def _readline(self, req: dict[str, Any], timeout: float, deadline: float) -> bytes:
+    def _readline(self, p: _Pending, deadline: float) -> bytes:
         proc = self._proc
-        assert proc is not None and proc.stdout is not None
+        assert proc is not None and proc.stdout is not None and proc.stdin is not None
         fd = proc.stdout.fileno()
         if self._rsel is None:
             self._rsel = selectors.DefaultSelector()
             self._rsel.register(fd, selectors.EVENT_READ)
         sel = self._rsel
+        wfd = proc.stdin.fileno()
         buf = self._buf
         while True:
             self.scanned += len(buf) - self._scan
@@ -451,23 +580,43 @@ class SubprocessAdapter:
                 return line
             self._scan = len(buf)
             if len(buf) > self.max_line:
-                self._fail(req, f"sent a line longer than the limit of {_size(self.max_line)} "
-                                f"(starts {json_short(bytes(buf[:80]).decode('utf-8', 'replace'))})")
+                self._fail(p.req, f"sent a line longer than the limit of {_size(self.max_line)} "
+                                  f"(starts {json_short(bytes(buf[:80]).decode('utf-8', 'replace'))})")
+            # Output waiting for a pipe that was full: wait for room as well as for an answer.
+            want_write = bool(self._out) and not self._broken
+            if want_write != self._wsel_on:
+                if want_write:
+                    sel.register(wfd, selectors.EVENT_WRITE)
+                else:
+                    sel.unregister(wfd)
+                self._wsel_on = want_write
             left = deadline - time.monotonic()
-            if left <= 0:
-                partial = (f" (partial output {json_short(bytes(buf[:200]).decode('utf-8', 'replace'))})"
-                           if buf else "")
-                self._unresponsive(req, "timeout", f"no response within {timeout:g} s{partial}")
             # Short slices: the child's own exit is noticed even if a grandchild holds stdout open.
-            if not sel.select(min(left, 0.1)):
-                if self._exited(proc) and not sel.select(0):
-                    self._crashed(req, truncated=bytes(buf) if buf else None)
+            # Past the deadline, one last poll: an answer that came while the runner was busy
+            # elsewhere (pipelining) is an answer, not a timeout.
+            ready = sel.select(min(max(left, 0.0), 0.1))
+            readable = any(key.fd == fd for key, _ in ready)
+            if any(key.fd == wfd for key, _ in ready):
+                self._pump()
+            if not readable:
+                if left <= 0:
+                    self._timed_out(p, buf)
+                if not ready and self._exited(proc) and not sel.select(0):
+                    self._crashed(p.req, truncated=bytes(buf) if buf else None)
                 continue
             chunk = os.read(fd, CHUNK)
             self.reads += 1
             if not chunk:  # EOF: the adapter exited or closed stdout
-                self._crashed(req, truncated=bytes(buf) if buf else None)
+                self._crashed(p.req, truncated=bytes(buf) if buf else None)
             buf += chunk
+
+    def _timed_out(self, p: _Pending, buf: bytearray) -> NoReturn:
+        written = min(max(self._written_bytes - p.offset, 0), len(p.line))
+        if written < len(p.line):
+            self._unresponsive(p.req, "timeout", f"no response within {p.timeout:g} s (it stopped reading its "
+                                                 f"stdin: {written} of {len(p.line)} bytes of the request written)")
+        partial = (f" (partial output {json_short(bytes(buf[:200]).decode('utf-8', 'replace'))})" if buf else "")
+        self._unresponsive(p.req, "timeout", f"no response within {p.timeout:g} s{partial}")
 
     # -- internals: failures --------------------------------------------------------------------------
     def _crashed(self, req: dict[str, Any], truncated: bytes | None = None) -> NoReturn:
@@ -498,6 +647,19 @@ class SubprocessAdapter:
         n = req.get("id")
         what = req.get("op", req.get("type"))
         return clean_text(f"adapter {self.label!r}: request #{n} {json_short(what, 100)}: {problem}")
+
+
+class _Pending:
+    """One request on its way: its line, its timeout, the operation it carries (None for the
+    hello, a reset, ...), when its writing started and where its first byte is in the stream of
+    bytes written to the process."""
+
+    __slots__ = ("req", "line", "timeout", "op", "started", "offset")
+
+    def __init__(self, req: dict[str, Any], line: bytes, timeout: float, op: ops.Op | None) -> None:
+        self.req, self.line, self.timeout, self.op = req, line, timeout, op
+        self.started = 0.0
+        self.offset = 0
 
 
 class _WriteTimeout(Exception):

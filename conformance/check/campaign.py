@@ -54,6 +54,7 @@ the semantic situations its schedule exercised (:mod:`.coverage`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import time
 from collections import Counter
@@ -551,18 +552,22 @@ class SeedOutcome:
 WITHOUT_OUT_OF_RANGE = "(judged without the out-of-range requests) "
 
 
-def judge_run(adapter: Any, caps: Capabilities, result: Run, *,
-              coverage: bool = False) -> tuple[list[Finding], Counter[str]]:
+def judge_run(adapter: Any, caps: Capabilities, result: Run, *, coverage: bool = False,
+              oracle: Run | None = None, probe: Any = None) -> tuple[list[Finding], Counter[str]]:
     """The findings of a campaign run, and (if asked) the semantic situations it exercised.
 
     The range contract is judged apart (property ``ranges``): when the implementation accepted an
     out-of-range request, the state it then holds is no longer the reference's, so every other
     property is judged on a fresh run of the schedule without the out-of-range requests (its
-    findings say so).  A timer without range checks thus fails ``ranges`` and only ``ranges``."""
+    findings say so).  A timer without range checks thus fails ``ranges`` and only ``ranges``.
+
+    ``oracle`` (with ``probe``, the :class:`~.coverage.Probe` that watched it): the oracle's run of
+    the same schedule, computed ahead (:func:`run_seed_range`, while a pipelined adapter works)."""
     from wheelspec.conformance.check.coverage import Probe
 
-    probe = Probe() if coverage else None
-    failures = judge(result, caps, probe=probe)
+    if oracle is None:
+        probe = Probe() if coverage else None
+    failures = judge(result, caps, probe=probe, oracle=oracle)
     if any(f.prop == "ranges" for f in failures):
         rest = [s.op for s in result.steps if not out_of_range(s.op)]
         again = judge(run_ops(adapter, result.config, rest), caps)
@@ -601,8 +606,10 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
     for seed in seeds:
         cfg, schedule = generate(kind, seed)
         schedule = narrow(schedule, caps)
+        ahead: dict[str, Any] = {}
         try:
-            result = run_ops(adapter, cfg, schedule)
+            result = run_ops(adapter, cfg, schedule,
+                             meanwhile=functools.partial(_oracle_ahead, caps, cfg, schedule, ahead))
         except LivenessError as e:  # a hang or crash: a finding of this schedule, not the end of the run
             if on_run is not None:
                 on_run(seed, cfg, e.run)
@@ -615,7 +622,7 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
         else:
             if on_run is not None:
                 on_run(seed, cfg, result)
-            failures, covered = judge_run(adapter, caps, result, coverage=True)
+            failures, covered = judge_run(adapter, caps, result, coverage=True, **ahead)
             if failures and shrink:
                 cfg2, small, failures = shrink_schedule_safely(adapter, caps, cfg, schedule,
                                                                primary(failures).prop)
@@ -631,6 +638,20 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
         if on_seed is not None:
             on_seed(out)
     return outcomes
+
+
+def _oracle_ahead(caps: Capabilities, cfg: Config, schedule: list[ops.Op], into: dict[str, Any]) -> None:
+    """Put into ``into`` the oracle's run of ``schedule`` and the coverage probe that watched it,
+    computed before the implementation's answers are read (:func:`run_seed_range`: a pipelined
+    adapter computes them meanwhile); nothing for an implementation declaring executor order
+    ``either``, whose oracle follows the purge points of its answers."""
+    from wheelspec.conformance.check.coverage import Probe
+    from wheelspec.conformance.check.judge import oracle_run
+    from wheelspec.spec.profiles import EITHER_ORDER
+
+    if caps.executor_order != EITHER_ORDER:
+        probe = Probe()
+        into.update(oracle=oracle_run(caps, cfg, schedule, probe), probe=probe)
 
 
 @dataclasses.dataclass

@@ -196,16 +196,73 @@ def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op],
 
     mode = oracle_mode(caps)
     order = EXPIRE_BEFORE_PURGE if caps.executor_order == EITHER_ORDER else caps.executor_order
+    eff = caps.effective(config)
+    cfg = eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval)
+    key = None
+    if points is None:
+        key = (mode, order, caps.protocol, caps.reports_try_complete, cfg, tuple(operations))
+        hit = _ORACLES.get(key, probe is not None)
+        if hit is not None:
+            run, counts = hit
+            if probe is not None and counts is not None:
+                probe.counts.update(counts)
+            return run
     ref = reference_adapter(STRICT_GT if mode == "multiset" else KAFKA, executor_order=order,
                             protocol=caps.protocol, reports_try_complete=caps.reports_try_complete)
-    eff = caps.effective(config)
     driven: Any = ref if probe is None else probe.wrap(ref)
     if points is not None:
         driven = _FollowPurgePoints(driven, ref, points)
+    before = Counter(probe.counts) if probe is not None else None
     try:
-        return run_ops(driven, eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval), operations)
+        run = run_ops(driven, cfg, operations)
     finally:
         ref.close()
+    if key is not None:
+        counts = None
+        if probe is not None and before is not None:
+            # what this run counted, keys counted zero times included (a report lists them)
+            counts = Counter({k: v - before.get(k, 0) for k, v in probe.counts.items()
+                              if k not in before or v != before[k]})
+        _ORACLES.put(key, run, counts)
+    return run
+
+
+class _OracleRuns:
+    """The oracle's recent runs, by everything they depend on (the mode, the executor order, the
+    protocol version and ``reports_try_complete`` the reference runs with, the configuration and
+    the operations), with the coverage counts the probe saw on each: the reference is
+    deterministic, so a schedule judged again (the next implementation of the same command, a
+    scenario of the corpus, a shrinking attempt) reuses its run.  Bounded by the operations held
+    (:attr:`MAX_OPS`), least recently used first out."""
+
+    MAX_OPS = 100_000
+
+    def __init__(self) -> None:
+        from collections import OrderedDict
+
+        self._runs: OrderedDict[Any, tuple[Run, Counter[str] | None]] = OrderedDict()
+        self._ops = 0
+
+    def get(self, key: Any, counted: bool) -> tuple[Run, Counter[str] | None] | None:
+        """The run of ``key``, if held (and, with ``counted``, held with its coverage counts)."""
+        hit = self._runs.get(key)
+        if hit is None or (counted and hit[1] is None):
+            return None
+        self._runs.move_to_end(key)
+        return hit
+
+    def put(self, key: Any, run: Run, counts: Counter[str] | None) -> None:
+        old = self._runs.pop(key, None)
+        if old is not None:
+            self._ops -= len(old[0].steps)
+        self._runs[key] = (run, counts)
+        self._ops += len(run.steps)
+        while self._ops > self.MAX_OPS and len(self._runs) > 1:
+            _, (gone, _) = self._runs.popitem(last=False)
+            self._ops -= len(gone.steps)
+
+
+_ORACLES = _OracleRuns()
 
 
 def out_of_range(op: ops.Op) -> bool:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Protocol
+from typing import Any, Protocol
 
 from wheelspec.conformance.adapters.protocol import Config, Response, result_event
 from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, LivenessError
@@ -79,14 +79,23 @@ def raised_by_runner(adapter: object, exc: BaseException) -> bool:
     return any(where == m or (m.endswith(os.sep) and where.startswith(m)) for m in RUNNER_MODULES)
 
 
-def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op]) -> Run:
+def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op], *,
+            meanwhile: Callable[[], None] | None = None) -> Run:
     """Reset ``adapter`` to ``config`` and execute ``operations`` in order.
 
     A refused operation (error response) adds no events.  An in-process adapter whose own code
     raises instead of answering is recorded as an ``internal`` error: the runner judges it, it does
     not crash on it.  An exception of the runner's own code is a :class:`RunnerBug`.  A
     :class:`LivenessError` propagates with ``step`` (None: the reset) and ``run`` (the requests
-    answered before it) set; any other :class:`AdapterError` propagates as it is."""
+    answered before it) set; any other :class:`AdapterError` propagates as it is.
+
+    An adapter that takes requests ahead of their answers (a subprocess adapter whose hello
+    declared ``pipeline`` N > 1, protocol 2: ``docs/PROTOCOL.md`` section 11) is sent up to N of
+    them before the first answer is read, and ``meanwhile()`` (work of the runner's own that does
+    not depend on the answers, e.g. the oracle's run) runs while the adapter computes them; without
+    a pipeline ``meanwhile`` is not called.  Either way the run is the same."""
+    if getattr(adapter, "pipeline", 1) > 1:
+        return _run_pipelined(adapter, config, operations, meanwhile)
     history = History()
     event_step: list[int] = []
     steps: list[Step] = []
@@ -109,11 +118,48 @@ def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op]) -> Ru
                 raise RunnerBug(f"wheelspec's runner failed at op {i} {op.to_dict()} on {type(adapter).__name__} "
                                 f"({type(exc).__name__}: {exc}); please report this with the traceback") from exc
             resp = Response(error=("internal", f"raised {type(exc).__name__}: {exc}"))
-        steps.append(Step(op, resp))
-        if resp.error is None:
-            for e in resp.events:
-                history(e)
-                event_step.append(i)
-            history(result_event(op, resp.now, resp.result))
+        _record(steps, history, event_step, i, op, resp)
+    return Run(config, steps, history, event_step)
+
+
+def _record(steps: list[Step], history: History, event_step: list[int], i: int, op: ops.Op,
+            resp: Response) -> None:
+    steps.append(Step(op, resp))
+    if resp.error is None:
+        events = history.events
+        for e in resp.events:
+            events.append(e)
             event_step.append(i)
+        events.append(result_event(op, resp.now, resp.result))
+        event_step.append(i)
+
+
+def _run_pipelined(adapter: Any, config: Config, operations: Sequence[ops.Op],
+                   meanwhile: Callable[[], None] | None) -> Run:
+    """:func:`run_ops` on an adapter with a pipeline (``submit`` / ``receive_reset`` / ``receive``
+    of :class:`~wheelspec.conformance.adapters.subprocess_adapter.SubprocessAdapter`)."""
+    history = History()
+    event_step: list[int] = []
+    steps: list[Step] = []
+    i: int | None = None
+    done = False
+    try:
+        adapter.submit(config, operations)
+        if meanwhile is not None:
+            meanwhile()
+        adapter.receive_reset()
+        for i, op in enumerate(operations):
+            _record(steps, history, event_step, i, op, adapter.receive())
+        done = True
+    except LivenessError as hung:
+        hung.step, hung.run = i, Run(config, steps, history, event_step)
+        raise
+    except AdapterError:
+        raise
+    except Exception as exc:
+        raise RunnerBug(f"wheelspec's runner failed at op {i} on {type(adapter).__name__} "
+                        f"({type(exc).__name__}: {exc}); please report this with the traceback") from exc
+    finally:
+        if not done:
+            adapter.abandon()  # answers left unread must not reach the next run
     return Run(config, steps, history, event_step)

@@ -128,6 +128,7 @@ def identity(impl: str, hello: Any, kinds: Iterable[str], *, shrink: bool, trace
     files = impl_files(impl)
     digest = _sha("\n".join(f"{p}:{_file_sha(p)}" for p in files).encode()) if files else ""
     caps = hello.capabilities.to_dict()
+    caps.pop("pipeline", None)  # how many requests may be in flight: transport, not what is judged
     return {"impl": impl, "impl_sha256": _sha(impl.encode()), "impl_files_sha256": digest,
             "name": hello.name, "version": hello.version or "", "profile": caps["profile"], "capabilities": caps,
             "wheelspec": __version__, "generators": {k: GENERATORS[k] for k in kinds}, "kinds": kinds,

@@ -1,0 +1,143 @@
+"""How fast ``wheelspec check`` checks: schedules/s and ops/s of the random campaign, per implementation.
+
+Each measurement is one fresh process that runs a fixed seed range of the default campaign
+(kinds ``timer,purgatory``, the corpus left out) through the code path ``wheelspec check`` uses
+(:func:`wheelspec.conformance.cli.check.check_impl`, arguments parsed by the real parser) and
+prints the campaign's own clock (``ImplReport.seconds``, which excludes the adapter's start) and
+the number of operations its schedules held.
+
+``--tree NAME=PYTHONPATH`` measures another copy of wheelspec side by side (for example a git
+worktree of an older commit laid out as a package: ``NAME=/path/to/site`` whose ``wheelspec``
+directory is that tree); the worker processes of that tree run with ``PYTHONPATH`` set to it, and
+so do the adapter processes they start.  Repetitions are interleaved (tree by tree, implementation
+by implementation, then again) so that a change in the machine's load hits every cell alike; the
+table gives the median of each cell.
+
+    python benchmarks/runner_speed.py --schedules 300 --reps 3
+    python benchmarks/runner_speed.py --tree before=/tmp/before-site --tree after= --json out.json
+
+``docs/RUNNER_SPEED.md`` holds a run and says what was changed to get there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+#: the implementations measured by default (``java:DIR`` adds a Java kit built in DIR)
+DEFAULT_IMPLS = ("reference", "optimized", "reference-subprocess", "optimized-subprocess")
+
+
+def worker(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any]:
+    """One measurement in this process: ``wheelspec check --no-corpus`` on ``impl`` (several,
+    comma separated, are checked one after the other as one command checks them; the figures are
+    their totals)."""
+    import wheelspec
+    from wheelspec.conformance.cli import build_parser
+    from wheelspec.conformance.cli.check import check_impl
+
+    out = os.path.join(os.environ.get("RUNNER_SPEED_OUT", "/tmp"), "runner-speed-out")
+    impls = [impl] if impl.startswith("cmd:") else impl.split(",")
+    argv = ["check", "--no-corpus", "--schedules", str(schedules), "--seed", str(seed), "--kinds", kinds, "--out", out]
+    for one in impls:
+        argv += ["--impl", one]
+    args = build_parser().parse_args(argv)
+    kinds_list = [k.strip() for k in kinds.split(",") if k.strip()]
+    t0 = time.perf_counter()
+    reps = [check_impl(one, args, [], kinds_list, None, out) for one in impls]
+    wall = time.perf_counter() - t0
+    for rep in reps:
+        if rep.error:
+            raise SystemExit(f"{rep.spec}: {rep.error}")
+    return {"impl": impl, "tree": os.path.dirname(os.path.dirname(wheelspec.__file__)),
+            "schedules": sum(len(r.campaign) for r in reps), "ops": sum(o.ops for r in reps for o in r.campaign),
+            "failed": sum(not o.ok for r in reps for o in r.campaign), "seconds": sum(r.seconds for r in reps),
+            "wall": wall}
+
+
+def _impl_spec(name: str, tree: str) -> str:
+    if name.startswith("java:"):
+        d = name[len("java:"):].replace("{tree}", tree)
+        return f"cmd:java -cp {os.path.join(d, 'build')} ToyTimer"
+    return name
+
+
+def measure(trees: list[tuple[str, str]], impls: list[str], schedules: int, seed: int, kinds: str,
+            reps: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for rep in range(reps):
+        for impl in impls:
+            for tree, path in trees:
+                env = dict(os.environ)
+                if path:
+                    env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+                cmd = [sys.executable, os.path.abspath(__file__), "--worker", _impl_spec(impl, tree),
+                       "--schedules", str(schedules), "--seed", str(seed), "--kinds", kinds]
+                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
+                if p.returncode != 0:
+                    raise SystemExit(f"{tree} {impl}: worker failed ({p.returncode}): {p.stderr[-2000:]}")
+                r = json.loads(p.stdout.strip().splitlines()[-1])
+                r.update(tree_name=tree, impl_name=impl, rep=rep)
+                rows.append(r)
+                print(f"  rep {rep} {tree:>8} {impl:<22} {r['schedules'] / r['seconds']:8.1f} schedules/s "
+                      f"{r['ops'] / r['seconds']:9.0f} ops/s  ({r['seconds']:.2f} s, {r['failed']} failed)",
+                      file=sys.stderr, flush=True)
+    return rows
+
+
+def table(rows: list[dict[str, Any]], trees: list[str], impls: list[str]) -> str:
+    lines = ["| implementation | " + " | ".join(f"{t} schedules/s | {t} ops/s" for t in trees)
+             + (" | ops/s ratio |" if len(trees) == 2 else " |"),
+             "|---|" + "---|---|" * len(trees) + ("---|" if len(trees) == 2 else "")]
+    for impl in impls:
+        cells, rates = [], []
+        for t in trees:
+            mine = [r for r in rows if r["impl_name"] == impl and r["tree_name"] == t]
+            s = statistics.median(r["schedules"] / r["seconds"] for r in mine)
+            o = statistics.median(r["ops"] / r["seconds"] for r in mine)
+            rates.append(o)
+            cells.append(f"{s:.0f} | {o:.0f}")
+        ratio = f" | {rates[1] / rates[0]:.1f}x |" if len(trees) == 2 else " |"
+        lines.append(f"| {impl} | " + " | ".join(cells) + ratio)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--worker", metavar="IMPL", help=argparse.SUPPRESS)
+    ap.add_argument("--impl", action="append", metavar="IMPL",
+                    help="implementation (repeatable; java:DIR for a Java kit built in DIR/build, where {tree} "
+                         f"stands for the tree's name; default {', '.join(DEFAULT_IMPLS)})")
+    ap.add_argument("--tree", action="append", metavar="NAME=PYTHONPATH",
+                    help="a copy of wheelspec to measure (repeatable; empty PYTHONPATH: the installed one)")
+    ap.add_argument("--schedules", type=int, default=300, help="schedules per kind (default 300)")
+    ap.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    ap.add_argument("--kinds", default="timer,purgatory", help="campaign kinds (default timer,purgatory)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of every cell (default 3)")
+    ap.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
+    args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.schedules, args.seed, args.kinds)))
+        return 0
+    trees = [(t.partition("=")[0], t.partition("=")[2]) for t in (args.tree or ["installed="])]
+    impls = args.impl or list(DEFAULT_IMPLS)
+    print(f"runner speed: {args.schedules} schedules per kind ({args.kinds}), seeds {args.seed}.., "
+          f"{args.reps} repetitions, medians; python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    rows = measure(trees, impls, args.schedules, args.seed, args.kinds, args.reps)
+    print(table(rows, [t for t, _ in trees], impls))
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
