@@ -12,6 +12,7 @@ module                          what it is
 :mod:`.simulation`              ``Simulation``: the reference's per-operation API and events
 :mod:`.threadsafe`              ``LockedSimulation``, ``LockedTimer``: one lock around each call
 :mod:`.app_timer`               ``WheelTimer``: the application timer (call_later, cancel by handle)
+:mod:`.app_stage`               its staging core: ``PyStage``, and ``CStage`` from ``_apphot.c``
 :mod:`.invariants`              the structural invariants the debug mode checks after every call
 :mod:`.kernelbuild`             one kernel source, two builds: fast, and checked (the debug mode's)
 ==============================  ===================================================================
@@ -33,6 +34,7 @@ _EXPORTS = {
     "LockedTimer": ".threadsafe",
     "WheelTimer": ".app_timer",
     "LockedWheelTimer": ".app_timer",
+    "PyWheelTimer": ".app_timer",
     "TimerCall": ".app_timer",
     "check_timer": ".invariants",
     "check_purgatory": ".invariants",

@@ -59,7 +59,7 @@ import threading
 import time
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -68,17 +68,23 @@ from wheelspec.spec.limits import MAX_DELAY_MS, MAX_ID, MIN_DELAY_MS, RangeError
 
 from . import layout as L
 from . import timer_kernels as K
+from .app_stage import PyStage, Stage
 from .timer import ArrayTimer
 
 _MAX_DELAY = MAX_DELAY_MS
-#: A handle is ``generation * _STEP + 2 * id``: ``2 * id`` is the id's row in ``_tab`` and is below
-#: ``_STEP`` (MAX_ID is all ones).  ``_MASK`` drops bit 0 as well, so any int maps to an even row.
-_STEP = MAX_ID + 1
-_MASK = MAX_ID - 1
-assert _STEP == 1 << MAX_ID.bit_length(), "MAX_ID must be 2**k - 1"
-#: Ids a WheelTimer hands out: ``2 * id`` stays below ``_MASK``, the row of the handle -1 (so no
-#: int that is not a handle can match the -1 of a closed row).
+#: Ids a WheelTimer hands out: ``2 * id`` stays below ``app_stage.MASK``, the row of the handle -1
+#: (so no int that is not a handle can match the -1 of a closed row).
 MAX_TIMERS = MAX_ID >> 2
+
+# The staging core WheelTimer is built on: the C extension's when it is built (app_stage.Stage).
+# For the type checker it is the Python twin, which has the same methods; the timer's logic is a
+# mixin (no instance layout of its own) placed before the core, so that it runs on either.
+if TYPE_CHECKING:
+    _Core = PyStage
+    _LogicBase = PyStage
+else:
+    _Core = Stage
+    _LogicBase = object
 
 #: Staged adds per stage: ids taken from the pool at once, so at most this many schedules between
 #: two flushes.  A flush of 8192 adds costs the engine a few ns per add (docs/ENGINE.md), and the
@@ -106,7 +112,11 @@ class TimerCall:
         return f"TimerCall({self.callback!r}, {self.args!r})"
 
 
-class WheelTimer:
+#: the attributes of a WheelTimer beside its staging core's
+_SLOTS = ("_eng", "_tick", "_now", "_pool", "_ready", "_limit", "_clock", "_origin_s", "_origin_ms", "_debug")
+
+
+class _WheelTimerLogic(_LogicBase):
     """Kafka's ``SystemTimer`` as an application timer: schedule, cancel by handle, advance.
 
     ``WheelTimer(tick_ms=1, wheel_size=20, start_ms=0)`` is Kafka's default wheel.  The clock
@@ -120,6 +130,15 @@ class WheelTimer:
     advance past ``e``.  An advance delivers what became due in Kafka's order (by bucket
     expiration, then insertion order within a bucket, cascades included).
 
+    ``schedule(delay_ms, payload=None) -> handle``: schedule ``payload`` to be due ``delay_ms``
+    (an int in ``[MIN_DELAY_MS, MAX_DELAY_MS]``) after ``now``.  A delay Kafka finds due at once
+    (<= 0; with ``tick > 1`` short of the current tick's end) makes a timer that is not pending
+    and is delivered by the next advance.
+    ``cancel(handle) -> bool``: True iff the timer was pending (Kafka's ``TimerTask.cancel``
+    unlinking a live entry); False once it fired or was cancelled, and for an int that is not a
+    handle of this timer.  ``is_pending(handle)``: neither fired nor cancelled.
+    (These three are the staging core's methods: :mod:`.app_stage`.)
+
     ``capacity``: pending timers made room for up front (ids and the engine's chunk pool); the
     tables grow by doubling beyond it.
     ``stage_limit``: schedules buffered between two flushes to the engine (module docstring).
@@ -129,76 +148,43 @@ class WheelTimer:
     Not thread-safe: use :class:`LockedWheelTimer` from several threads.
     """
 
-    __slots__ = ("_eng", "_tick", "_now", "_due_below", "_tab", "_seq", "_pool", "_src", "_hot",
-                 "_flushed", "_sdel", "_scan", "_ready", "_limit", "_clock", "_origin_s", "_origin_ms",
-                 "_debug")
+    if TYPE_CHECKING:
+        __slots__ = _SLOTS  # the concrete classes below declare them (a mixin has no layout of its own)
+    else:
+        __slots__ = ()
+    #: the staging core class this timer runs on (its ``schedule`` is called past the fast path)
+    _CORE: ClassVar[type[PyStage]] = PyStage
+    _eng: ArrayTimer
+    _tick: int
+    _now: int
+    _pool: array[int]
+    _ready: list[Any]
+    _limit: int
+    _clock: Callable[[], float]
+    _origin_s: float
+    _origin_ms: int
+    _debug: bool
 
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0, *, capacity: int = 1024,
                  stage_limit: int = STAGE_LIMIT, clock: Callable[[], float] = time.monotonic,
                  debug: bool | None = None) -> None:
         capacity = check_range("capacity", capacity, 1, MAX_TIMERS)
-        self._limit = check_range("stage_limit", stage_limit, 1, MAX_TIMERS)
+        limit = check_range("stage_limit", stage_limit, 1, MAX_TIMERS)
         if not callable(clock):
             raise TypeError(f"clock must be a callable returning seconds, got {type(clock).__name__}")
+        self._CORE.__init__(self, capacity, limit, _MAX_DELAY)
+        self._limit = limit
         self._eng = ArrayTimer(tick_ms, wheel_size, start_ms, capacity, debug)
         self._eng.reserve(capacity, pending=capacity)  # the chunk pool too: no growth up to capacity
         self._debug = self._eng.debug
         self._tick = self._eng.tick_ms
         self._now = self._eng.now
-        self._due_below = 0
         self._set_due_below()
-        # Row 2*id: the handle of the id's pending timer, or -1; row 2*id + 1: its payload, or None.
-        # One list, so that a cancel finds both in one cache line.
-        self._tab: list[Any] = [-1, None] * capacity
-        self._seq = 0  # generation * _STEP of the last handle made
-        self._pool = array("q", range(capacity - 1, -1, -1))  # free ids (taken from the end)
-        self._src = np.zeros(0, np.int64)  # the stage's ids, in the order schedule takes them
-        self._hot: list[int] = []          # their rows (2 * id), reversed, still free: schedule pops them
-        self._flushed = 0                  # _src[:_flushed] reached the engine
-        self._sdel = array("q")            # staged adds' delays (their ids: _src[_flushed:taken])
-        self._scan = array("q")            # staged cancels' rows (the ids return to the pool after the flush)
-        self._ready: list[Any] = []        # due, not delivered: due at once, or left by a raising callback
+        self._pool = array("q", range(capacity - 1, -1, -1))  # free ids outside the stage (taken from the end)
+        self._ready: list[Any] = []  # due, not delivered: due at once, or left by a raising callback
         self._clock = clock
         self._origin_s = clock()
         self._origin_ms = self._now
-
-    # -- the hot path ---------------------------------------------------------------------------
-    def schedule(self, delay_ms: int, payload: Any = None) -> int:
-        """Schedule ``payload`` to be due ``delay_ms`` after ``now``; returns the timer's handle.
-
-        ``delay_ms`` is an int in ``[MIN_DELAY_MS, MAX_DELAY_MS]``.  A delay Kafka finds due at
-        once (<= 0; with ``tick > 1`` short of the current tick's end) makes a timer that is not
-        pending and is delivered by the next advance."""
-        if type(delay_ms) is not int or delay_ms < self._due_below or delay_ms > _MAX_DELAY:
-            return self._schedule_other(delay_ms, payload)
-        try:
-            j = self._hot.pop()
-        except IndexError:
-            j = self._restage()
-        h = self._seq + _STEP
-        self._seq = h
-        h += j
-        tab = self._tab
-        tab[j] = h
-        tab[j + 1] = payload
-        self._sdel.append(delay_ms)
-        return h
-
-    def cancel(self, handle: int) -> bool:
-        """Cancel the timer of ``handle``: True iff it was pending (Kafka's ``TimerTask.cancel``
-        unlinking a live entry); False once it fired or was cancelled, and for an int that is not
-        a handle of this timer."""
-        j = handle & _MASK
-        tab = self._tab
-        try:
-            if tab[j] != handle:
-                return False
-        except IndexError:  # an id this timer never had: not one of its handles
-            return False
-        tab[j] = -1
-        tab[j + 1] = None  # the timer keeps no reference to a cancelled payload
-        self._scan.append(j)
-        return True
 
     def call_later(self, delay_ms: int, callback: Callable[..., Any], *args: Any) -> int:
         """Schedule ``callback(*args)`` to run ``delay_ms`` after ``now`` (by :meth:`advance_to` or
@@ -206,13 +192,6 @@ class WheelTimer:
         if not callable(callback):
             raise TypeError(f"callback must be callable, got {type(callback).__name__}")
         return self.schedule(delay_ms, TimerCall(callback, args))
-
-    def is_pending(self, handle: int) -> bool:
-        """Whether the timer of ``handle`` is scheduled: neither fired nor cancelled."""
-        try:
-            return bool(self._tab[handle & _MASK] == handle)
-        except IndexError:
-            return False
 
     # -- the clock ------------------------------------------------------------------------------
     @property
@@ -227,6 +206,11 @@ class WheelTimer:
     @property
     def wheel_size(self) -> int:
         return self._eng.wheel_size
+
+    @property
+    def backend(self) -> str:
+        """Which staging core runs ``schedule`` and ``cancel``: "c" (the extension) or "python"."""
+        return "python" if isinstance(self, PyStage) else "c"
 
     def clock_ms(self) -> int:
         """The system clock as :meth:`run_due` reads it: ``start_ms`` plus the whole ms elapsed on
@@ -279,73 +263,67 @@ class WheelTimer:
         """Make room for ``pending`` pending timers (ids and the engine's chunk pool) up front."""
         pending = check_range("pending", pending, 1, MAX_TIMERS)
         want = min(pending + self._limit, MAX_TIMERS)
-        if want > len(self._tab) >> 1:
+        if want > self._counts()[0]:
             self._grow(want)
-        self._eng.reserve(len(self._tab) >> 1, pending=pending)
+        self._eng.reserve(self._counts()[0], pending=pending)
 
     def nbytes(self) -> int:
-        """Bytes of the timer's tables: the engine's arrays, the id tables and the id pool (not the
-        handle and payload objects, which the caller holds too)."""
-        return (self._eng.nbytes() + 8 * len(self._tab) + int(self._src.nbytes) + 8 * len(self._hot)
-                + sum(a.itemsize * len(a) for a in (self._pool, self._sdel, self._scan)))
+        """Bytes of the timer's tables: the engine's arrays, the staging core's tables and the id
+        pool (not the handle and payload objects, which the caller holds too)."""
+        return self._eng.nbytes() + self._stage_nbytes() + self._pool.itemsize * len(self._pool)
 
     # -- internals ------------------------------------------------------------------------------
-    def _schedule_other(self, delay_ms: object, payload: Any) -> int:
-        """``schedule`` off the fast path: a delay that is not an int, out of range, or due at once."""
-        d = check_range("delay_ms", delay_ms, MIN_DELAY_MS, MAX_DELAY_MS)
-        if d >= self._due_below:
-            return self.schedule(d, payload)
-        return self._due_at_once(payload)
+    def _schedule_slow(self, delay_ms: object, payload: Any) -> int:
+        """``schedule`` off the core's fast path: a delay that is not an exact int, out of range or
+        due at once, or a stage with no free id left."""
+        d = int(check_range("delay_ms", delay_ms, MIN_DELAY_MS, MAX_DELAY_MS))
+        if d < self._due_below:
+            return self._due_at_once(payload)
+        self._restage()
+        # The core's schedule itself (a LockedWheelTimer holds its lock already): an exact int in
+        # range and a fresh stage, so the fast path takes it.
+        return self._CORE.schedule(self, d, payload)
 
     def _due_at_once(self, payload: Any) -> int:
         # Kafka hands the task to its executor inside add; the wheel never holds it.  Its handle is
-        # a new generation on row 0, which _tab[0] never holds: never pending.
-        self._seq += _STEP
+        # a new generation on row 0, which the table never holds: never pending.
         self._ready.append(payload)
-        return self._seq
+        return self._new_generation()
 
     def _set_due_below(self) -> None:
         # Kafka's TimingWheel.add: due iff expiration < level 0's current_time + tick, that is
         # now + delay < that; level 0's clock moves only at an advance.
         self._due_below = int(self._eng.lv[0, L.LV_CUR]) + self._tick - self._now
 
-    def _restage(self) -> int:
-        """The stage's ids ran out: flush it and take the next ids from the pool; return one."""
+    def _restage(self) -> None:
+        """The stage ran out of ids: flush it and take the next ids from the pool."""
         self._flush()
         if len(self._pool) < min(self._limit, _MIN_STAGE):
-            self._grow(len(self._tab))  # twice the ids
+            self._grow(2 * self._counts()[0])  # twice the ids
         k = min(self._limit, len(self._pool))
-        # Sorted: the stage's rows and the engine's task table are then written in address order.
+        # Sorted: the engine's task table is then written in address order.
         src = np.sort(np.frombuffer(self._pool, np.int64)[-k:])
         del self._pool[-k:]
-        self._src = src
-        self._hot = (src[::-1] * 2).tolist()
-        self._flushed = 0
-        return self._hot.pop()
+        self._load_stage(src)
 
     def _grow(self, capacity: int) -> None:
-        old = len(self._tab) >> 1
+        old = self._counts()[0]
         capacity = min(max(capacity, old + 1), MAX_TIMERS)
         if capacity <= old:
             raise RangeError(f"WheelTimer: more than {MAX_TIMERS} timers pending or staged")
         self._eng.reserve(capacity)  # (the engine may make room for more ids than asked)
-        self._tab.extend([-1, None] * (capacity - old))
+        self._grow_rows(capacity)
         # New ids below the free ones, so the ids already free are used first.
         self._pool[:0] = array("q", range(capacity - 1, old - 1, -1))
 
     def _flush(self) -> None:
         """Apply the staged adds, then the staged cancels (module docstring: why in that order)."""
-        sdel = self._sdel
-        if sdel:
-            lo = self._flushed
-            hi = lo + len(sdel)
-            taken = self._src.shape[0] - len(self._hot)
-            if self._debug and hi != taken:
-                raise InvariantError(f"WheelTimer: {len(sdel)} staged delays for {taken - lo} staged ids")
-            self._flushed = hi
-            ids = self._src[lo:hi]
-            delays = np.frombuffer(sdel, np.int64)
-            eng = self._eng
+        _, _, nadd, ncan = self._counts()
+        eng = self._eng
+        if nadd:
+            ids_b, delays_b = self._take_adds()
+            ids = np.frombuffer(ids_b, np.int64)
+            delays = np.frombuffer(delays_b, np.int64)
             if self._debug:
                 fired, _ = eng.add_many(ids, delays)  # the public path: validation, checked kernels
             else:
@@ -353,23 +331,19 @@ class WheelTimer:
                 # go to its kernel loop (which still grows the pool and checks the error slot).
                 eng._add(ids, delays, eng.now)
                 fired = eng._take_out()[0]
-            del delays  # the buffer cannot shrink while numpy views it
-            del sdel[:]
             if fired.size:
                 raise InvariantError(f"WheelTimer: {fired.size} staged timers were due at once "
                                      f"(first id {int(fired[0])}): the due-at-once threshold is stale")
-        scan = self._scan
-        if scan:
-            ids = np.frombuffer(scan, np.int64) >> 1
+        if ncan:
+            ids = np.frombuffer(self._take_cancels(), np.int64)
             if self._debug:
-                found = self._eng.cancel_many(ids)
+                found = eng.cancel_many(ids)
                 if not found.all():
                     raise InvariantError(f"WheelTimer: a staged cancel found id {int(ids[np.argmin(found)])} "
                                          "not pending")
             else:  # ids of pending timers, checked when staged: cancel_many's kernel without its checks
-                K.cancel_range(self._eng.S, self._eng.live, ids, np.empty(ids.shape[0], np.int8))
+                K.cancel_range(eng.S, eng.live, ids, np.empty(ids.shape[0], np.int8))
             self._pool.frombytes(ids.tobytes())
-            del scan[:]
 
     def _collect(self, now_ms: int | None) -> list[Any]:
         """Advance to ``now_ms`` (None: the system clock) and take what is due, in order."""
@@ -382,13 +356,9 @@ class WheelTimer:
         self._set_due_below()
         due, self._ready = self._ready, []
         if ids.shape[0]:
-            tab = self._tab
-            append = due.append
-            for j in (ids * 2).tolist():
-                tab[j] = -1  # fired: no longer pending
-                append(tab[j + 1])
-                tab[j + 1] = None
-            self._pool.frombytes(ids.astype(np.int64, copy=False).tobytes())
+            ids64 = np.ascontiguousarray(ids, np.int64)
+            due.extend(self._close(ids64))  # fired: their rows close, their payloads come out in order
+            self._pool.frombytes(ids64.tobytes())
         return due
 
     def _run(self, due: list[Any]) -> list[Any]:
@@ -409,6 +379,20 @@ class WheelTimer:
 
     def _requeue(self, rest: list[Any]) -> None:
         self._ready[:0] = rest
+
+
+class WheelTimer(_WheelTimerLogic, _Core):
+    __doc__ = _WheelTimerLogic.__doc__
+    __slots__ = _SLOTS
+    _CORE = _Core
+
+
+class PyWheelTimer(_WheelTimerLogic, PyStage):
+    """:class:`WheelTimer` on the Python staging core whether or not the C one is built: the same
+    timer, slower per ``schedule`` and ``cancel`` (for comparisons and the lockstep tests)."""
+
+    __slots__ = _SLOTS
+    _CORE = PyStage
 
 
 class LockedWheelTimer(WheelTimer):
@@ -450,13 +434,6 @@ class LockedWheelTimer(WheelTimer):
     def reserve(self, pending: int) -> None:
         with self._lock:
             WheelTimer.reserve(self, pending)
-
-    def _schedule_other(self, delay_ms: object, payload: Any) -> int:
-        # Reached from schedule with the lock held: the converted delay must not take it again.
-        d = check_range("delay_ms", delay_ms, MIN_DELAY_MS, MAX_DELAY_MS)
-        if d >= self._due_below:
-            return WheelTimer.schedule(self, d, payload)
-        return self._due_at_once(payload)
 
     def _collect(self, now_ms: int | None) -> list[Any]:
         with self._lock:

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, rule
 
 from wheelspec import reference
-from wheelspec.optimized import LockedWheelTimer, TimerCall, WheelTimer
+from wheelspec.optimized import LockedWheelTimer, PyWheelTimer, TimerCall, WheelTimer, app_stage
 from wheelspec.spec.limits import MAX_DELAY_MS, MAX_ID, MAX_TIME_MS, RangeError
 
 
@@ -41,6 +41,8 @@ def fires_since(sim: reference.Simulation, start: int) -> list[int]:
 
 class AppLockstep(RuleBasedStateMachine):
     handles = Bundle("handles")
+    #: the timer under test: on the C staging core (when built), or its Python twin (below)
+    timer_class: type = WheelTimer
 
     @initialize(tick=st.sampled_from([1, 1, 2, 3, 10, 49]), wheel=st.integers(2, 8), start=st.integers(0, 120),
                 capacity=st.integers(1, 4), stage_limit=st.integers(1, 6), debug=st.booleans())
@@ -48,7 +50,7 @@ class AppLockstep(RuleBasedStateMachine):
         self.tick, self.wheel = tick, wheel
         self.ref = reference.Simulation(tick, wheel, start)
         # debug: the engine's public batch calls and checked kernels; otherwise the fast flush
-        self.app = WheelTimer(tick, wheel, start, capacity=capacity, stage_limit=stage_limit, debug=debug)
+        self.app = self.timer_class(tick, wheel, start, capacity=capacity, stage_limit=stage_limit, debug=debug)
         self.next_id = 0
         self.waiting: list[int] = []  # reference fires (inside add) the app delivers at the next advance
         self.calls: set[int] = set()  # ids scheduled with call_later
@@ -130,8 +132,30 @@ AppLockstep.TestCase.settings = settings(max_examples=examples(150, 400), statef
 test_app_lockstep = AppLockstep.TestCase
 
 
-def test_stale_handle_does_not_cancel_the_new_timer() -> None:
-    t = WheelTimer(capacity=1, stage_limit=1)
+class AppLockstepPython(AppLockstep):
+    timer_class = PyWheelTimer
+
+
+AppLockstepPython.TestCase.settings = settings(max_examples=examples(100, 300), stateful_step_count=60)
+test_app_lockstep_python_core = AppLockstepPython.TestCase
+
+
+@pytest.fixture(params=[WheelTimer, PyWheelTimer], ids=["c-core", "python-core"])
+def Timer(request: pytest.FixtureRequest) -> type:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.mark.external("g++")
+def test_the_c_core_is_built() -> None:
+    """``pip install`` compiles optimized/_apphot.c when a C compiler is there (CI has one): the
+    timer must run on it, or the C path is what the other tests here leave untested."""
+    assert app_stage.BACKEND == "c" and WheelTimer().backend == "c", \
+        "the C extension wheelspec.optimized._apphot is not built: install a C compiler and reinstall"
+    assert PyWheelTimer().backend == "python"
+
+
+def test_stale_handle_does_not_cancel_the_new_timer(Timer: type) -> None:
+    t = Timer(capacity=1, stage_limit=1)
     old = t.schedule(5, "old")
     assert t.cancel(old)
     t.flush()  # the id returns to the pool
@@ -144,8 +168,8 @@ def test_stale_handle_does_not_cancel_the_new_timer() -> None:
     assert not t.cancel(new) and not t.cancel(old)
 
 
-def test_callbacks_run_with_their_arguments_in_order() -> None:
-    t = WheelTimer()
+def test_callbacks_run_with_their_arguments_in_order(Timer: type) -> None:
+    t = Timer()
     log: list[tuple] = []
     t.call_later(3, lambda *a: log.append(a), "b", 2)
     t.call_later(1, lambda *a: log.append(a), "a", 1)
@@ -156,8 +180,8 @@ def test_callbacks_run_with_their_arguments_in_order() -> None:
     assert log == [("a", 1), ("b", 2)]
 
 
-def test_a_raising_callback_leaves_the_rest_due() -> None:
-    t = WheelTimer()
+def test_a_raising_callback_leaves_the_rest_due(Timer: type) -> None:
+    t = Timer()
     log: list[str] = []
 
     def boom() -> None:
@@ -175,9 +199,9 @@ def test_a_raising_callback_leaves_the_rest_due() -> None:
     assert log == ["first", "third"]
 
 
-def test_run_due_follows_the_given_clock() -> None:
+def test_run_due_follows_the_given_clock(Timer: type) -> None:
     now = [100.0]
-    t = WheelTimer(start_ms=50, clock=lambda: now[0])
+    t = Timer(start_ms=50, clock=lambda: now[0])
     t.schedule(10, "a")
     t.schedule(30, "b")
     assert t.run_due() == [] and t.now == 50
@@ -190,8 +214,8 @@ def test_run_due_follows_the_given_clock() -> None:
     assert t.run_due() == ["c"] and t.now == 260
 
 
-def test_due_at_once_is_not_pending_and_comes_first() -> None:
-    t = WheelTimer(tick_ms=10, start_ms=35)
+def test_due_at_once_is_not_pending_and_comes_first(Timer: type) -> None:
+    t = Timer(tick_ms=10, start_ms=35)
     h1 = t.schedule(1, "later")      # 36 < 30 + 10: due at once with tick 10
     h2 = t.schedule(0, "now")
     h3 = t.schedule(6, "bucket 40")  # 41: the next tick's bucket
@@ -203,15 +227,15 @@ def test_due_at_once_is_not_pending_and_comes_first() -> None:
 
 @pytest.mark.parametrize("bad, exc", [(1.0, TypeError), (True, TypeError), ("5", TypeError),
                                       (MAX_DELAY_MS + 1, RangeError), (-MAX_DELAY_MS - 1, RangeError)])
-def test_bad_delays_are_refused(bad: object, exc: type) -> None:
-    t = WheelTimer()
+def test_bad_delays_are_refused(Timer: type, bad: object, exc: type) -> None:
+    t = Timer()
     with pytest.raises(exc, match="delay_ms"):
         t.schedule(bad, "x")  # type: ignore[arg-type]
     assert len(t) == 0
 
 
-def test_bad_calls_are_refused() -> None:
-    t = WheelTimer(start_ms=10)
+def test_bad_calls_are_refused(Timer: type) -> None:
+    t = Timer(start_ms=10)
     with pytest.raises(ValueError, match="before the timer's clock"):
         t.advance_to(9)
     with pytest.raises(TypeError):
