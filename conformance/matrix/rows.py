@@ -312,6 +312,8 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
                 notes[col] = "; ".join(filter(None, (notes.get(col), f"{', '.join(part)} not judged")))
         if profile(caps.profile).fifo_ties and behaviour.get("same-tick order", "first in").startswith("ran"):
             cells["same-tick order"] = "FAIL"  # even when an earlier symptom was the primary one
+        if behaviour.get("delay <= 0", "").startswith("did not run"):
+            cells["delay <= 0"] = "FAIL"  # its primary symptom (a lost task) marks late bound too
         failed_seeds = sum(1 for f in fails if f.startswith("timer seed"))
         if failed_seeds > MAX_SHRUNK:
             fails.append(f"(campaign: {failed_seeds} of {schedules} seeds failed; "
