@@ -271,10 +271,12 @@ def test_realtime_output_is_not_wrapped_at_80_columns_on_a_pipe():
 
     cx = "wheelspec-out/realtime/" + "a-long-directory-name/" * 4 + "netty-realtime-3.json"
     buf = io.StringIO()   # not a terminal, as a pipe
-    print_report(RtReport("netty-hashedwheeltimer-with-a-long-name", "4.1.100.Final", "kafka", 1, [], [cx]), buf)
+    print_report(RtReport("netty-hashedwheeltimer-with-a-long-name", "4.1.100.Final", "kafka", 1, [], [cx]), buf,
+                 impl="netty")
     lines = buf.getvalue().splitlines()
     assert any(len(x) > 80 for x in lines)
-    assert any(cx in x and "--schedule" in x for x in lines)   # the replay command, whole on one line
+    # the replay command, whole on one line and ready to paste
+    assert any(f"wheelspec realtime --impl netty --schedule {cx})" in x for x in lines)
     assert lines[0].startswith("netty-hashedwheeltimer-with-a-long-name (4.1.100.Final)") and "fires" in lines[0]
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import Any
 
@@ -64,13 +65,13 @@ def run_realtime(args: argparse.Namespace) -> int:
         rep = run_schedules(adapter, schedules, slack_ms=args.slack, out_dir=args.out)
     finally:
         adapter.close()
-    print_report(rep, sys.stderr if human_to_stderr(args.json) else None)
+    print_report(rep, sys.stderr if human_to_stderr(args.json) else None, impl=args.impl)
     if args.json:
         write_json(args.json, report_dict(rep))
     return 0 if rep.ok else 1
 
 
-def print_report(rep: RtReport, file: Any = None) -> None:
+def print_report(rep: RtReport, file: Any = None, *, impl: str = "...") -> None:
     from wheelspec.conformance.cli.output import console
 
     # no emoji, and plain unwrapped lines on a pipe (a CI log is grepped, not read at 80 columns)
@@ -86,5 +87,6 @@ def print_report(rep: RtReport, file: Any = None) -> None:
         for f in v.failures[:5]:
             con.print(f"  [red]FAIL[/] {v.schedule.name} {show.finding(f)}")
     for c in rep.counterexamples:
-        con.print(f"  saved {c} (replay: wheelspec realtime --impl ... --schedule {c})", soft_wrap=True)
+        con.print(f"  saved {c} (replay: wheelspec realtime --impl {shlex.quote(impl)} --schedule {shlex.quote(str(c))})",
+                  soft_wrap=True)
     con.print("[green]PASS[/]" if rep.ok else "[red]FAIL[/]")
