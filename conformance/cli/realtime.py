@@ -87,6 +87,6 @@ def print_report(rep: RtReport, file: Any = None, *, impl: str = "...") -> None:
         for f in v.failures[:5]:
             con.print(f"  [red]FAIL[/] {v.schedule.name} {show.finding(f)}")
     for c in rep.counterexamples:
-        con.print(f"  saved {c} (replay: wheelspec realtime --impl {shlex.quote(impl)} --schedule {shlex.quote(str(c))})",
-                  soft_wrap=True)
+        replay = f"wheelspec realtime --impl {shlex.quote(impl)} --schedule {shlex.quote(str(c))}"
+        con.print(f"  saved {c} (replay: {replay})", soft_wrap=True)
     con.print("[green]PASS[/]" if rep.ok else "[red]FAIL[/]")
