@@ -297,6 +297,14 @@ func Serve(info Info, makeTimer func(Config) Timer) {
 		info.Configurable = []string{"start_ms"}
 	}
 	a := &adapter{info: info, make: makeTimer, known: map[int64]bool{}, proto: 1}
+	serveLines(a.handle)
+}
+
+// serveLines reads one JSON request per line from stdin and writes handle's answer to each, in
+// order and flushed, until handle says bye or the input ends. A line that is not a JSON object is
+// answered invalid (id null); integers are decoded as json.Number, so they stay exact. The
+// real-time part (wheelspec_realtime.go) serves its requests through it too.
+func serveLines(handle func(req map[string]interface{}) (resp map[string]interface{}, bye bool)) {
 	in := bufio.NewReaderSize(os.Stdin, 1<<16)
 	out := bufio.NewWriter(os.Stdout)
 	for {
@@ -311,7 +319,7 @@ func Serve(info Info, makeTimer func(Config) Timer) {
 				resp = errorResponse(&Refusal{"invalid", "request is not a JSON object"})
 				resp["id"] = nil
 			} else {
-				resp, bye = a.handle(req)
+				resp, bye = handle(req)
 				resp["id"] = req["id"]
 			}
 			data, _ := json.Marshal(resp)

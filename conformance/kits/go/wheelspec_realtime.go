@@ -19,12 +19,8 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -157,54 +153,32 @@ func ServeRealtime(info RtInfo, makeTimer func(RtConfig) RtTimer) {
 	if info.Configurable == nil {
 		info.Configurable = []string{}
 	}
-	in := bufio.NewReaderSize(os.Stdin, 1<<16)
-	out := bufio.NewWriter(os.Stdout)
-	for {
-		line, readErr := in.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var req map[string]interface{}
-			dec := json.NewDecoder(bytes.NewReader(line))
-			dec.UseNumber()
-			id := []byte("null")
-			body, bye := "", false
-			var err error
-			if dec.Decode(&req) != nil {
-				err = &Refusal{"invalid", "request is not a JSON object"}
-			} else {
-				id, _ = json.Marshal(req["id"])
-				switch req["type"] {
-				case "hello":
-					caps := map[string]interface{}{"timer": true, "purgatory": false, "time": "real",
-						"profile": info.Profile, "tick_ms": info.TickMs, "configurable": info.Configurable}
-					if info.WheelSize != nil {
-						caps["wheel_size"] = *info.WheelSize
-					}
-					data, _ := json.Marshal(map[string]interface{}{"ok": true, "protocol": Negotiate(req),
-						"name": info.Name, "version": info.Version, "capabilities": caps})
-					body = string(data[1 : len(data)-1])
-				case "rt_run":
-					body, err = rtRun(req, makeTimer)
-				case "bye":
-					body, bye = `"ok":true`, true
-				default:
-					err = &Refusal{"invalid", fmt.Sprintf("unknown request type %q (a real-time adapter answers hello, rt_run, bye)", req["type"])}
-				}
+	serveLines(func(req map[string]interface{}) (map[string]interface{}, bool) {
+		switch req["type"] {
+		case "hello":
+			caps := map[string]interface{}{"timer": true, "purgatory": false, "time": "real",
+				"profile": info.Profile, "tick_ms": info.TickMs, "configurable": info.Configurable}
+			if info.WheelSize != nil {
+				caps["wheel_size"] = *info.WheelSize
 			}
+			return map[string]interface{}{"ok": true, "protocol": Negotiate(req), "name": info.Name,
+				"version": info.Version, "capabilities": caps}, false
+		case "rt_run":
+			body, err := rtRun(req, makeTimer)
 			if err != nil {
-				data, _ := json.Marshal(errorResponse(err))
-				body = string(data[1 : len(data)-1])
+				return errorResponse(err), false
 			}
-			fmt.Fprintf(out, "{\"id\":%s,%s}\n", id, body)
-			out.Flush() // an unflushed response looks like a hang
-			if bye {
-				return
+			// rtRun writes its answer's fields as JSON text (thousands of numbers, no map per op)
+			var resp map[string]interface{}
+			dec := json.NewDecoder(strings.NewReader("{" + body + "}"))
+			dec.UseNumber()
+			if err := dec.Decode(&resp); err != nil {
+				return errorResponse(fmt.Errorf("rt_run answer: %v", err)), false
 			}
+			return resp, false
+		case "bye":
+			return map[string]interface{}{"ok": true}, true
 		}
-		if readErr == io.EOF {
-			return
-		} else if readErr != nil {
-			fmt.Fprintln(os.Stderr, "reading stdin:", readErr)
-			os.Exit(1)
-		}
-	}
+		return errorResponse(&Refusal{"invalid", fmt.Sprintf("unknown request type %q (a real-time adapter answers hello, rt_run, bye)", req["type"])}), false
+	})
 }
