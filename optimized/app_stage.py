@@ -9,9 +9,12 @@ compiles it when a C compiler is there), else :class:`PyStage`; :data:`BACKEND` 
 
 The state, per timer id: the handle of the id's pending timer (or -1) and its payload; the stage:
 the free ids it may still hand out (``schedule`` takes the last), the staged adds (id and delay,
-in call order) and the staged cancels (ids, in call order).  A handle is ``generation * 2**31 + 2 *
-id``: :func:`row` recovers the id, and a handle matches only its own timer, so a stale handle
-(its timer fired or was cancelled, its id perhaps running a newer timer) cancels nothing.
+in call order) and the staged cancels (ids, in call order, and the payloads they took off the
+table: the timer drops its references to those in ``_release``, at the end of the flush, where
+the C core prefetches them in one pass instead of paying a cache miss inside each ``cancel``).
+A handle is ``generation * 2**31 + 2 * id``: :func:`row` recovers the id, and a handle matches
+only its own timer, so a stale handle (its timer fired or was cancelled, its id perhaps running a
+newer timer) cancels nothing.
 
 ``schedule``'s fast path takes an exact int delay in ``[_due_below, max_delay]`` while the stage
 has a free id; anything else goes to the owner's ``_schedule_slow(delay, payload)``, which checks
@@ -39,7 +42,7 @@ class PyStage:
     ``_tab`` holds, at row ``2 * id``, the handle of the id's pending timer or -1 and, at row
     ``2 * id + 1``, its payload: one list, so that a cancel finds both in one cache line."""
 
-    __slots__ = ("_tab", "_hot", "_sids", "_sdel", "_scan", "_seq", "_due_below", "_max_delay")
+    __slots__ = ("_tab", "_hot", "_sids", "_sdel", "_scan", "_rel", "_seq", "_due_below", "_max_delay")
 
     def __init__(self, capacity: int, stage_limit: int, max_delay: int) -> None:
         if capacity < 1 or stage_limit < 1:
@@ -49,6 +52,7 @@ class PyStage:
         self._sids: list[int] = []   # staged adds' rows
         self._sdel: list[int] = []   # staged adds' delays
         self._scan: list[int] = []   # staged cancels' rows
+        self._rel: list[Any] = []    # their payloads, released at the end of the flush
         self._seq = 0
         self._due_below = 0
         self._max_delay = max_delay
@@ -77,7 +81,8 @@ class PyStage:
         except IndexError:  # an id this timer never had: not one of its handles
             return False
         tab[j] = -1
-        tab[j + 1] = None  # the timer keeps no reference to a cancelled payload
+        self._rel.append(tab[j + 1])  # kept until the flush's _release, as the C core does
+        tab[j + 1] = None
         self._scan.append(j)
         return True
 
@@ -99,6 +104,11 @@ class PyStage:
         ids = bytearray(np.array(self._scan, np.int64) >> 1)
         self._scan.clear()
         return ids
+
+    def _release(self) -> None:
+        # A fresh list first: a payload's finaliser may cancel again, into the next flush's list.
+        rel, self._rel = self._rel, []
+        rel.clear()
 
     def _close(self, ids: Any) -> list[Any]:
         tab = self._tab
@@ -136,7 +146,8 @@ class PyStage:
         return len(self._tab) >> 1, len(self._hot), len(self._sids), len(self._scan)
 
     def _stage_nbytes(self) -> int:
-        return 8 * (len(self._tab) + len(self._hot) + len(self._sids) + len(self._sdel) + len(self._scan))
+        return 8 * (len(self._tab) + len(self._hot) + len(self._sids) + len(self._sdel) + len(self._scan)
+                    + len(self._rel))
 
 
 def _c_stage() -> type | None:

@@ -344,6 +344,8 @@ class _WheelTimerLogic(_LogicBase):
             else:  # ids of pending timers, checked when staged: cancel_many's kernel without its checks
                 K.cancel_range(eng.S, eng.live, ids, np.empty(ids.shape[0], np.int8))
             self._pool.frombytes(ids.tobytes())
+            # Last, with the tables right: dropping a payload may run its finaliser.
+            self._release()
 
     def _collect(self, now_ms: int | None) -> list[Any]:
         """Advance to ``now_ms`` (None: the system clock) and take what is due, in order."""

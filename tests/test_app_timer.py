@@ -23,6 +23,8 @@ from __future__ import annotations
 import random
 import sys
 import threading
+import weakref
+from typing import Any
 
 import pytest
 from conftest import examples
@@ -166,6 +168,54 @@ def test_stale_handle_does_not_cancel_the_new_timer(Timer: type) -> None:
     assert t.is_pending(new) and len(t) == 1
     assert t.advance_to(5) == ["new"]
     assert not t.cancel(new) and not t.cancel(old)
+
+
+class _Payload:
+    """A payload whose finaliser may call back into the timer (``on_free``)."""
+
+    def __init__(self, on_free: Any = None) -> None:
+        self.on_free = on_free
+
+    def __del__(self) -> None:
+        if self.on_free is not None:
+            self.on_free()
+
+
+def test_a_cancelled_payload_is_released_by_the_flush(Timer: type) -> None:
+    """The timer holds a cancelled payload until the flush (the cancel's cache miss moves into
+    the flush's prefetched pass), then holds nothing: not after a fire, not after a cancel."""
+    t = Timer()
+    p, q = _Payload(), _Payload()
+    wp, wq = weakref.ref(p), weakref.ref(q)
+    hp, _ = t.schedule(5, p), t.schedule(7, q)
+    del p, q
+    assert t.cancel(hp)
+    assert wp() is not None  # still referenced: staged
+    t.flush()
+    assert wp() is None
+    fired = t.advance_to(10)
+    assert [x is wq() for x in fired] == [True]
+    del fired
+    assert wq() is None and len(t) == 0
+
+
+def test_a_finaliser_that_cancels_during_the_release(Timer: type) -> None:
+    """A payload's ``__del__`` runs inside the flush's release and cancels another timer: that
+    cancel takes effect and its payload is released by the next flush."""
+    t = Timer()
+    other = _Payload()
+    w_other = weakref.ref(other)
+    h_other = t.schedule(50, other)
+    del other
+    seen: list[bool] = []
+    h = t.schedule(5, _Payload(lambda: seen.append(t.cancel(h_other))))
+    assert t.cancel(h)
+    t.flush()
+    assert seen == [True] and not t.is_pending(h_other)
+    assert w_other() is not None  # cancelled during the release: waits for the next flush
+    assert len(t) == 0            # (len flushes)
+    assert w_other() is None
+    assert t.advance_to(100) == []
 
 
 def test_callbacks_run_with_their_arguments_in_order(Timer: type) -> None:
