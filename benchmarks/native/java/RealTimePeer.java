@@ -26,6 +26,13 @@ abstract class RealTimePeer implements NativeBench.Peer {
     byte[] fired;
     long count, target = Long.MAX_VALUE, lastNs, lastCpuNs;
     CountDownLatch done;
+    /** Cancels, over every run of this process, that returned true for a task whose body ran. */
+    long raced;
+
+    /** Whether this peer's cancel may return true for a task whose body is already running
+     * (FutureTask: the state stays NEW until the body returns); such a task then counts as both
+     * cancelled and fired.  False where cancel and expiry race on one state word (Netty). */
+    boolean cancelMayRaceRun() { return false; }
 
     /** A fresh timer with its worker thread running. */
     abstract void open(int tickMs) throws Exception;
@@ -57,6 +64,11 @@ abstract class RealTimePeer implements NativeBench.Peer {
     public boolean sampled(String workload) { return !workload.startsWith("fire"); }
 
     public String metric(String workload) {
+        String m = baseMetric(workload);
+        return raced == 0 ? m : m + "; " + raced + " cancels returned true for a task already running";
+    }
+
+    String baseMetric(String workload) {
         switch (workload) {
             case "insert": return "caller's schedule calls, the worker running";
             case "cancel": return "caller's cancel calls, the worker running";
@@ -147,17 +159,21 @@ abstract class RealTimePeer implements NativeBench.Peer {
     /** Tasks 0..added-1 were added: each fired exactly once, or was cancelled (and never fired), or
      * is among the `left` the stopped timer still held. */
     void accountFor(NativeBench.Workload w, int added, boolean[] cancelled, int left, String who) {
-        long nFired = 0, nCancelled = 0;
+        long nFired = 0, nCancelled = 0, both = 0;
         for (int i = 0; i < added; i++) {
             NativeBench.expect(fired[i] <= 1, who + ": task " + i + " fired " + fired[i] + " times");
             boolean c = cancelled != null && cancelled[i];
-            NativeBench.expect(!(c && fired[i] == 1), who + ": task " + i + " was cancelled (cancel returned true) and fired");
+            if (c && fired[i] == 1) {
+                NativeBench.expect(cancelMayRaceRun(), who + ": task " + i + " was cancelled (cancel returned true) and fired");
+                both++;
+            }
             nFired += fired[i];
             if (c) nCancelled++;
         }
+        raced += both;
         NativeBench.expect(nFired == count, who + ": " + count + " fire callbacks but " + nFired + " tasks marked fired");
-        NativeBench.expect(nFired + nCancelled + left == added, who + ": " + nFired + " fired + " + nCancelled
-                           + " cancelled + " + left + " still held != " + added + " added");
+        NativeBench.expect(nFired + nCancelled - both + left == added, who + ": " + nFired + " fired + " + nCancelled
+                           + " cancelled - " + both + " both + " + left + " still held != " + added + " added");
     }
 
     double fireRun(NativeBench.Workload w, Object[] tasks, Object[] h, String who) throws Exception {

@@ -31,6 +31,7 @@ final class StpePeer extends RealTimePeer {
 
     Object schedule(Object task, long delayMs) { return ex.schedule((Runnable) task, delayMs, TimeUnit.MILLISECONDS); }
     boolean cancel(Object handle) { return ((Future<?>) handle).cancel(false); }
+    @Override boolean cancelMayRaceRun() { return true; }  // FutureTask.cancel while the body runs
     void onWorker(Runnable r) { ex.execute(r); }
 
     int close() throws InterruptedException {
