@@ -34,7 +34,7 @@ from typing import Any
 DEFAULT_IMPLS = ("reference", "optimized", "reference-subprocess", "optimized-subprocess")
 
 
-def worker(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any]:
+def worker(impl: str, schedules: int, seed: int, kinds: str, workers: int = 1) -> dict[str, Any]:
     """One measurement in this process: ``wheelspec check --no-corpus`` on ``impl`` (several,
     comma separated, are checked one after the other as one command checks them; the figures are
     their totals)."""
@@ -45,6 +45,8 @@ def worker(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any]:
     out = os.path.join(os.environ.get("RUNNER_SPEED_OUT", "/tmp"), "runner-speed-out")
     impls = [impl] if impl.startswith("cmd:") else impl.split(",")
     argv = ["check", "--no-corpus", "--schedules", str(schedules), "--seed", str(seed), "--kinds", kinds, "--out", out]
+    if workers != 1:  # (a tree without --workers refuses it: measure such a tree with --workers 1 only)
+        argv += ["--workers", str(workers)]
     for one in impls:
         argv += ["--impl", one]
     args = build_parser().parse_args(argv)
@@ -68,24 +70,29 @@ def _impl_spec(name: str, tree: str) -> str:
     return name
 
 
+def label(impl: str, workers: int) -> str:
+    """A row of the table: the implementation, and the processes judging it when more than one."""
+    return impl if workers == 1 else f"{impl}, --workers {workers}"
+
+
 def measure(trees: list[tuple[str, str]], impls: list[str], schedules: int, seed: int, kinds: str,
-            reps: int) -> list[dict[str, Any]]:
+            reps: int, workers: tuple[int, ...] = (1,)) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for rep in range(reps):
-        for impl in impls:
+        for impl, w in [(i, w) for i in impls for w in workers]:
             for tree, path in trees:
                 env = dict(os.environ)
                 if path:
                     env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
                 cmd = [sys.executable, os.path.abspath(__file__), "--worker", _impl_spec(impl, tree),
-                       "--schedules", str(schedules), "--seed", str(seed), "--kinds", kinds]
+                       "--schedules", str(schedules), "--seed", str(seed), "--kinds", kinds, "--workers", str(w)]
                 p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
                 if p.returncode != 0:
                     raise SystemExit(f"{tree} {impl}: worker failed ({p.returncode}): {p.stderr[-2000:]}")
                 r = json.loads(p.stdout.strip().splitlines()[-1])
-                r.update(tree_name=tree, impl_name=impl, rep=rep)
+                r.update(tree_name=tree, impl_name=label(impl, w), rep=rep)
                 rows.append(r)
-                print(f"  rep {rep} {tree:>8} {impl:<22} {r['schedules'] / r['seconds']:8.1f} schedules/s "
+                print(f"  rep {rep} {tree:>8} {label(impl, w):<22} {r['schedules'] / r['seconds']:8.1f} schedules/s "
                       f"{r['ops'] / r['seconds']:9.0f} ops/s  ({r['seconds']:.2f} s, {r['failed']} failed)",
                       file=sys.stderr, flush=True)
     return rows
@@ -120,18 +127,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     ap.add_argument("--kinds", default="timer,purgatory", help="campaign kinds (default timer,purgatory)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of every cell (default 3)")
+    ap.add_argument("--workers", default="1", metavar="N,N,...",
+                    help="measure each implementation with `check --workers N` for each N (default 1)")
     ap.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
     args = ap.parse_args(argv)
+    workers = tuple(int(x) for x in str(args.workers).split(","))
     if args.worker:
-        print(json.dumps(worker(args.worker, args.schedules, args.seed, args.kinds)))
+        print(json.dumps(worker(args.worker, args.schedules, args.seed, args.kinds, workers[0])))
         return 0
     trees = [(t.partition("=")[0], t.partition("=")[2]) for t in (args.tree or ["installed="])]
     impls = args.impl or list(DEFAULT_IMPLS)
     print(f"runner speed: {args.schedules} schedules per kind ({args.kinds}), seeds {args.seed}.., "
           f"{args.reps} repetitions, medians; python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
-    rows = measure(trees, impls, args.schedules, args.seed, args.kinds, args.reps)
-    print(table(rows, [t for t, _ in trees], impls))
+    rows = measure(trees, impls, args.schedules, args.seed, args.kinds, args.reps, workers)
+    print(table(rows, [t for t, _ in trees], [label(i, w) for i in impls for w in workers]))
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
     if args.json:
         with open(args.json, "w") as f:

@@ -67,6 +67,10 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
                    help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
                         "with timestamps and directions (docs/KITS.md)")
+    p.add_argument("--workers", type=workers, default=1, metavar="N",
+                   help="judge the campaign's seeds on N processes, each with its own adapter ('auto': one per "
+                        "core; default 1). The reports are the same as with one: outcomes in seed order, the "
+                        "failure budget stopping a kind at the same seed")
     p.add_argument("-v", "--verbose", action="store_true", help="list every failure")
     describe(p, [
         ("wheelspec check", "the shipped corpus and 400 schedules per kind against our implementations"),
@@ -74,6 +78,8 @@ def configure_check(p: argparse.ArgumentParser) -> None:
          "your timer (a Python factory returning an adapter, docs/ADAPTERS.md)"),
         ("wheelspec check --impl 'cmd:java -jar mytimer.jar' --json report.json --junit-xml report.xml",
          "a timer in another language speaking the adapter protocol (docs/PROTOCOL.md); reports for CI"),
+        ("wheelspec check --impl 'cmd:./mytimer' --schedules 20000 --workers auto",
+         "a longer campaign, its seeds judged on every core"),
         ("wheelspec check --impl optimized --scenarios my-scenarios/ --scenarios more/ --json -",
          "two scenario directories; the JSON report on stdout"),
     ], ["0    every implementation satisfied the profile it claims",
@@ -101,6 +107,18 @@ def configure_replay(p: argparse.ArgumentParser) -> None:
          "replay a saved counterexample step by step, with the findings"),
         ("wheelspec replay my-scenario.json --impl mytimer.adapter:factory --json -", "the verdict as JSON on stdout"),
     ], ["0    the scenario's expectations hold", "1    a finding (a violated property or expectation)"])
+
+
+def workers(text: str) -> int:
+    """``--workers``: an integer >= 1, or ``auto`` for the number of cores this process may use."""
+    if text.strip().lower() == "auto":
+        import os
+
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    return count(text)
+
+
+workers.__name__ = "integer >= 1 or auto"
 
 
 def _console(args: argparse.Namespace):
@@ -177,6 +195,29 @@ def _salvaged(kind: str, seed: int, result, caps):
         # campaign's judge_run), which cannot be made now: keep the range verdict alone.
         failures = [f for f in failures if f.prop == "ranges"]
     return SeedOutcome(kind, seed, len(result.steps), failures)
+
+
+def _campaign_on_pool(spec: str, args: argparse.Namespace, caps, kinds: list[str], rep, on_seed, trace,
+                      tracing: bool) -> None:
+    """The campaign of ``check_impl`` on ``args.workers`` processes (:mod:`.check.parallel`): the same
+    outcomes in the same order, the same budget stops, the same errors."""
+    from wheelspec.conformance.check.parallel import SeedPool, WorkerSetup
+
+    setup = WorkerSetup(spec, args.timeout, args.start_timeout, caps, _safe(spec), tracing)
+    seeds = list(range(args.seed, args.seed + args.schedules))
+    failed = dict.fromkeys(kinds, 0)
+    with SeedPool(setup, args.workers) as pool:
+        for kind, o, run in pool.outcomes([(k, seeds) for k in kinds]):
+            if failed[kind] >= args.max_failures:
+                rep.stopped.append({"kind": kind, "reason": "max-failures", "after_seed": o.seed - 1,
+                                    "schedules": sum(x.kind == kind for x in rep.campaign),
+                                    "planned": args.schedules, "max_failures": args.max_failures})
+                pool.skip(kind)
+                continue
+            if run is not None:
+                trace(o.seed, run[0], run[1], kind)
+            on_seed(o)
+            failed[kind] += not o.ok
 
 
 def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list[str], progress=None,
@@ -258,13 +299,21 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
                 o.counterexample.save(p)
                 rep.counterexamples.append(str(p))
 
-        def on_run(seed, cfg, result, kind) -> None:
+        def trace(seed, cfg, history, kind) -> None:
             if tw is not None:
-                tw.add_schedule(result.history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile,
+                tw.add_schedule(history, impl=spec, kind=kind, seed=seed, config=cfg, profile=caps.profile,
                                 wheel=caps.wheel_size is not None or "wheel_size" in caps.configurable)
+
+        def on_run(seed, cfg, result, kind) -> None:
+            trace(seed, cfg, result.history, kind)
             pending.update(kind=kind, seed=seed, result=result)
 
-        for kind in kinds_here:
+        if getattr(args, "workers", 1) > 1 and args.schedules:
+            _campaign_on_pool(spec, args, caps, kinds_here, rep, on_seed, trace, tw is not None)
+            kinds_here_serial: list[str] = []
+        else:
+            kinds_here_serial = kinds_here
+        for kind in kinds_here_serial:
             failed = 0
             for seed in range(args.seed, args.seed + args.schedules):
                 if failed >= args.max_failures:
@@ -344,6 +393,8 @@ def run_check(args: argparse.Namespace) -> int:
         raise UserError(f"--max-failures must be >= 1 (failing schedules per campaign kind before that kind "
                         f"stops), got {args.max_failures}")
     _one_stdout_report(args)
+    if getattr(args, "workers", 1) > 1 and getattr(args, "log_protocol", None):
+        raise UserError("--log-protocol records the adapters of this process only: give it with --workers 1")
     impls = args.impl or list(DEFAULT_IMPLS)
     kinds = _kinds(args.kinds)
     scenarios = [] if args.no_corpus else _load_scenarios(args.scenarios)
