@@ -69,6 +69,10 @@ def error_of(exc: BaseException) -> tuple[str, str]:
 
 
 class SimulationAdapter:
+    #: True for wheelspec's own engines (set by :mod:`.engines`): the runner does not hold their
+    #: answers to the wire's rules one by one (protocol.check_answer), as it does for every other
+    #: in-process adapter, a user's engine wrapped in this class included
+    trusted_answers = False
     """Adapts a simulation-shaped engine: ``factory(tick_ms=, wheel_size=, start_ms=,
     purge_interval=)`` returns an object with ``apply(op)``, ``history`` (a list-like of events,
     appended as they happen) and ``now``.

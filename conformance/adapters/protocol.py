@@ -444,6 +444,37 @@ def parse_line(raw: bytes | bytearray, where: str = "response") -> Any:
     return msg
 
 
+def check_answer(resp: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
+    """An in-process adapter's answer to ``op`` held to the rules of a response on the wire: it is
+    written in its wire form and read back by :func:`decode_response`, so the two kinds of adapter
+    meet one set of rules, in one place.  A :class:`Response` whose fields are of the wrong kind (a
+    string for ``now``, a dict among the events, an error that is not a ``(type, message)`` pair)
+    raises :class:`ProtocolError` naming the field, before any of it reaches the judge."""
+    if not isinstance(resp, Response):
+        raise protocol_error("response", f"the answer must be a Response, got {clean_text(type(resp).__name__)}")
+    if resp.error is not None:
+        err = resp.error
+        if not isinstance(err, tuple) or len(err) != 2:
+            raise protocol_error("error", f"error must be a (type, message) pair, got {json_short(err)}")
+        wire: dict[str, Any] = {"ok": False, "error": {"type": err[0], "message": err[1]}}
+    else:
+        if not isinstance(resp.events, list | tuple):
+            raise protocol_error("events", f"events must be a list, got {json_short(resp.events)}")
+        events = []
+        for i, e in enumerate(resp.events):
+            if not isinstance(e, ev.Event):
+                raise protocol_error(f"events[{i}]", f"events[{i}] must be an event ({', '.join(CAUSED_KINDS)}), "
+                                                     f"got {clean_text(type(e).__name__)}")
+            events.append(e.to_dict())
+        wire = {"ok": True, "now": resp.now, "events": events, "result": resp.result}
+    try:
+        return decode_response(wire, op, caps)
+    except ProtocolError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a value no JSON could hold (its str() failing, ...)
+        raise protocol_error("response", f"the answer cannot be read: {type(exc).__name__}") from None
+
+
 def decode_response(msg: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
     """Decode an op response (already parsed by :func:`parse_line`, id already checked).
     ``caps``: the adapter's; a ``try_complete`` event is allowed only if it declared

@@ -292,6 +292,8 @@ class _Watching:
     """The reference adapter with a :class:`Probe` around each request (``reset`` / ``request``
     are what :func:`~.runner.run_ops` drives)."""
 
+    trusted_answers = True  # the reference's own (base.SimulationAdapter)
+
     def __init__(self, adapter: Any, probe: Probe) -> None:
         self.adapter, self.probe = adapter, probe
 

@@ -171,6 +171,8 @@ class _FollowPurgePoints:
     came (``points``, per step: :func:`purge_points`): the executor race has many legal outcomes,
     and the state after an advance (watch lists, later purges) depends on which one happened."""
 
+    trusted_answers = True  # the reference's own, possibly watched by the coverage probe
+
     def __init__(self, driven: Any, ref: Any, points: Sequence[int | None]) -> None:
         self._driven, self._ref, self._points, self._i = driven, ref, points, 0
 

@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
-from wheelspec.conformance.adapters.protocol import Config, Response, result_event
+from wheelspec.conformance.adapters.protocol import Config, Response, check_answer, clean_text, result_event
 from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, LivenessError
 from wheelspec.spec import ops
+from wheelspec.spec.errors import ProtocolError
 from wheelspec.spec.history import History
 
 
@@ -96,6 +97,13 @@ def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op], *,
     a pipeline ``meanwhile`` is not called.  Either way the run is the same."""
     if getattr(adapter, "pipeline", 1) > 1:
         return _run_pipelined(adapter, config, operations, meanwhile)
+    # An in-process adapter's answers are held to the wire's rules (protocol.check_answer), as a
+    # subprocess adapter's are when they are decoded; wheelspec's own engines are exempt.
+    checked = not (getattr(adapter, "out_of_process", False) or getattr(adapter, "trusted_answers", False))
+    # (a test double may offer no hello: its answers are then held to the rules without its
+    # capabilities, which allows a try_complete event)
+    hello = getattr(adapter, "hello", None) if checked else None
+    caps = hello().capabilities if hello is not None else None
     history = History()
     event_step: list[int] = []
     steps: list[Step] = []
@@ -118,8 +126,24 @@ def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op], *,
                 raise RunnerBug(f"wheelspec's runner failed at op {i} {op.to_dict()} on {type(adapter).__name__} "
                                 f"({type(exc).__name__}: {exc}); please report this with the traceback") from exc
             resp = Response(error=("internal", f"raised {type(exc).__name__}: {exc}"))
+        else:
+            if checked:
+                resp = _checked(adapter, caps, i, op, resp)
         _record(steps, history, event_step, i, op, resp)
     return Run(config, steps, history, event_step)
+
+
+def _checked(adapter: Any, caps: Any, i: int, op: ops.Op, resp: Any) -> Response:
+    """``resp`` if it is a well-formed answer to ``op``; else an :class:`AdapterError` naming the
+    adapter, the op number and the field (exit 2, one line)."""
+    try:
+        return check_answer(resp, op, caps)
+    except ProtocolError as e:
+        try:
+            name = adapter.hello().name
+        except Exception:  # noqa: BLE001 - the message must not depend on a working hello
+            name = type(adapter).__name__
+        raise AdapterError(f"adapter {clean_text(repr(name), 80)}: op {i} ({op.kind}): {e}") from None
 
 
 def _record(steps: list[Step], history: History, event_step: list[int], i: int, op: ops.Op,
