@@ -115,9 +115,23 @@ public final class WheelspecAdapter {
 
     /** Answer requests from stdin until "bye" or end of input; {@code makeTimer} is called at every reset. */
     public static void serve(Info info, Function<Config, Timer> makeTimer) throws IOException {
+        serveLines(new Session(info, makeTimer)::handle);
+    }
+
+    /** What answers one request: the body of an ok response (without the id), or a thrown Refusal. */
+    @FunctionalInterface
+    public interface Handler {
+        String handle(Map<?, ?> request);
+    }
+
+    /**
+     * The line loop of both parts of the kit (this one and WheelspecRealtime): one JSON request per
+     * line from stdin, one response per line to stdout, flushed at once; a Refusal becomes an error
+     * response, any other exception an "internal" one; "bye" (answered) or the end of input ends it.
+     */
+    public static void serveLines(Handler handler) throws IOException {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        Session session = new Session(info, makeTimer);
         for (String line = in.readLine(); line != null; line = in.readLine()) {
             if (line.isBlank()) {
                 continue;
@@ -132,7 +146,7 @@ public final class WheelspecAdapter {
                 }
                 id = req.get("id");
                 bye = "bye".equals(req.get("type"));
-                response = session.handle(req);
+                response = handler.handle(req);
             } catch (Refusal r) {
                 response = "\"ok\":false,\"error\":{\"type\":" + Json.quote(r.type) + ",\"message\":"
                         + Json.quote(String.valueOf(r.getMessage())) + "}";

@@ -16,11 +16,7 @@
 // never added answers false. At run_ms your stop() says how many tasks the timer still held.
 // The layer only translates task ids into your handles: every judged value is your timer's.
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,46 +58,21 @@ public final class WheelspecRealtime {
     /** Answer hello, rt_run and bye requests from stdin; {@code makeTimer} is called for every rt_run. */
     public static void serve(RtInfo info, Function<RtConfig, RtTimer> makeTimer) throws IOException, InterruptedException {
         warmUp(info, makeTimer);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-        for (String line = in.readLine(); line != null; line = in.readLine()) {
-            if (line.isBlank()) {
-                continue;
+        // The adapter part's line loop (ids, refusals, flushing, bye), with this part's requests.
+        WheelspecAdapter.serveLines(req -> {
+            Object type = req.get("type");
+            if ("hello".equals(type)) {
+                return hello(info, WheelspecAdapter.negotiate(req));
             }
-            Object id = null;
-            String response;
-            boolean bye = false;
-            try {
-                Object parsed = WheelspecAdapter.Json.parse(line);
-                if (!(parsed instanceof Map<?, ?> req)) {
-                    throw new WheelspecAdapter.Refusal("invalid", "request is not a JSON object");
-                }
-                id = req.get("id");
-                Object type = req.get("type");
-                if ("hello".equals(type)) {
-                    response = hello(info, WheelspecAdapter.negotiate(req));
-                } else if ("rt_run".equals(type)) {
-                    response = run(req, makeTimer);
-                } else if ("bye".equals(type)) {
-                    bye = true;
-                    response = "\"ok\":true";
-                } else {
-                    throw new WheelspecAdapter.Refusal("invalid", "unknown request type "
-                            + WheelspecAdapter.Json.write(type) + " (a real-time adapter answers hello, rt_run, bye)");
-                }
-            } catch (WheelspecAdapter.Refusal r) {
-                response = "\"ok\":false,\"error\":{\"type\":" + WheelspecAdapter.Json.quote(r.type) + ",\"message\":"
-                        + WheelspecAdapter.Json.quote(String.valueOf(r.getMessage())) + "}";
-            } catch (RuntimeException e) {
-                response = "\"ok\":false,\"error\":{\"type\":\"internal\",\"message\":"
-                        + WheelspecAdapter.Json.quote(e.toString()) + "}";
+            if ("rt_run".equals(type)) {
+                return run(req, makeTimer);
             }
-            out.print("{\"id\":" + WheelspecAdapter.Json.write(id) + "," + response + "}\n");
-            out.flush(); // an unflushed response looks like a hang
-            if (bye) {
-                return;
+            if ("bye".equals(type)) {
+                return "\"ok\":true";
             }
-        }
+            throw new WheelspecAdapter.Refusal("invalid", "unknown request type "
+                    + WheelspecAdapter.Json.write(type) + " (a real-time adapter answers hello, rt_run, bye)");
+        });
     }
 
     private static String hello(RtInfo info, long protocol) {
