@@ -95,6 +95,7 @@ def test_workers_argument_errors_are_one_line(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err
     assert code == 2 and err.strip().splitlines() == [
         "wheelspec check: error: --log-protocol records the adapters of this process only: give it with --workers 1"]
+    assert not (tmp_path / "log.txt").exists()  # refused before the file is opened
 
 
 def _children(pid: int) -> set[int]:

@@ -23,7 +23,7 @@ import sys
 
 from wheelspec.conformance.cli.args import Parser
 from wheelspec.conformance.cli.interrupt import as_interrupted, signals_raise
-from wheelspec.spec.errors import InvariantError, WheelspecError
+from wheelspec.spec.errors import InvariantError, UserError, WheelspecError
 from wheelspec.spec.show import printable
 
 #: subcommand -> (module, one-line help)
@@ -76,6 +76,8 @@ def _protocol_log(args: argparse.Namespace) -> contextlib.AbstractContextManager
     path = getattr(args, "log_protocol", None)
     if not path:
         return contextlib.nullcontext()
+    if getattr(args, "workers", 1) > 1:  # refused before the log file is opened
+        raise UserError("--log-protocol records the adapters of this process only: give it with --workers 1")
     from wheelspec.conformance.adapters.transcript import recording
 
     return recording(path)

@@ -393,8 +393,6 @@ def run_check(args: argparse.Namespace) -> int:
         raise UserError(f"--max-failures must be >= 1 (failing schedules per campaign kind before that kind "
                         f"stops), got {args.max_failures}")
     _one_stdout_report(args)
-    if getattr(args, "workers", 1) > 1 and getattr(args, "log_protocol", None):
-        raise UserError("--log-protocol records the adapters of this process only: give it with --workers 1")
     impls = args.impl or list(DEFAULT_IMPLS)
     kinds = _kinds(args.kinds)
     scenarios = [] if args.no_corpus else _load_scenarios(args.scenarios)
