@@ -8,6 +8,8 @@ by the environment variable ``WHEELSPEC_PROFILE``.  Every test also runs under p
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -25,6 +27,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("external") is None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.quick)
+
+
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> str:
+    """Write ``source`` as module ``name`` in ``tmp_path``, the test's working directory, importable
+    for the test (``--impl name:factory`` as a user would give it); return ``name``."""
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    sys.modules.pop(name, None)
+    return name
 
 
 def examples(dev: int, ci: int) -> int:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from conftest import user_module
 
 from wheelspec.conformance.adapters.protocol import Config
 from wheelspec.conformance.check.corpus import Scenario
@@ -60,11 +60,7 @@ CRASHY = textwrap.dedent('''
 
 @pytest.fixture
 def crashy(tmp_path, monkeypatch):
-    (tmp_path / "crashy_adapter.py").write_text(CRASHY)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    sys.modules.pop("crashy_adapter", None)
-    return "crashy_adapter:after_300"
+    return user_module(tmp_path, monkeypatch, "crashy_adapter", CRASHY) + ":after_300"
 
 
 def _junit_schedules(x: Path) -> int:

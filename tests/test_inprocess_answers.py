@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import user_module
 
 from wheelspec.conformance.cli import main
 
@@ -75,11 +75,7 @@ FIELDS = {"result-type": "result of 'add' must be an integer", "now-str": 'integ
 
 @pytest.fixture
 def bad(tmp_path, monkeypatch):
-    (tmp_path / "bad_adapter.py").write_text(BAD)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    sys.modules.pop("bad_adapter", None)
-    return "bad_adapter"
+    return user_module(tmp_path, monkeypatch, "bad_adapter", BAD)
 
 
 @pytest.mark.parametrize("mode", sorted(FIELDS))
@@ -123,10 +119,8 @@ ENGINE = textwrap.dedent('''
 
 
 def test_a_users_engine_wrapped_by_the_runner_is_checked_too(tmp_path: Path, monkeypatch, capsys) -> None:
-    (tmp_path / "stray_engine.py").write_text(ENGINE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    sys.modules.pop("stray_engine", None)
-    code = main(["check", "--impl", "stray_engine:factory", "--no-corpus", "--schedules", "3", "--kinds", "timer",
+    engine = user_module(tmp_path, monkeypatch, "stray_engine", ENGINE)
+    code = main(["check", "--impl", f"{engine}:factory", "--no-corpus", "--schedules", "3", "--kinds", "timer",
                  "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1, err
