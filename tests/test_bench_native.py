@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import struct
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -200,3 +201,24 @@ def test_budget_prediction_scales_only_what_grows_with_n(monkeypatch: pytest.Mon
     assert calls == [1000, 100_000]
     big = res.cell("fire-jump", 100_000, FakeRealClockPeer.name)
     assert big is not None and big.status == "ok", big
+
+
+@pytest.mark.external("java")
+def test_real_time_accounting_allows_a_cancel_racing_a_run_only_where_the_peer_says_so(tmp_path: Path) -> None:
+    """``RealTimePeer.accountFor`` on a crafted run whose task 2 was cancelled (cancel returned
+    true) and fired: FutureTask allows that (jdk-stpe declares it, and the metric line counts it),
+    Netty's single state word does not (the check fails).  The race itself is rare on the real
+    clock, so the accounting is driven directly (tests/fixtures/AccountingCheck.java)."""
+    _need_java()
+    src = Path(protocol.__file__).parent / "java"
+    fixture = Path(__file__).parent / "fixtures" / "AccountingCheck.java"
+    out = tmp_path / "classes"
+    subprocess.run(["javac", "-d", str(out), str(src / "RealTimePeer.java"), str(src / "NativeBench.java"),
+                    str(fixture)], check=True, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(["java", "-cp", str(out), "AccountingCheck"], check=True, capture_output=True, text=True,
+                         timeout=60)
+    assert run.stdout.splitlines() == [
+        "races=false failed: fake: task 2 was cancelled (cancel returned true) and fired",
+        "races=true ok; caller's schedule + cancel calls of the window, the worker running; "
+        "1 cancels returned true for a task already running",
+    ]
