@@ -4,6 +4,7 @@ refuses any other file in its way, and judges a user's ``--impl`` as a row of th
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from wheelspec.conformance import cli
 from wheelspec.conformance.matrix import Row, files, markdown
-from wheelspec.conformance.matrix.render import failure_lines, write_plot
+from wheelspec.conformance.matrix.render import failure_lines, html_page, write_plot
 from wheelspec.conformance.matrix.rows import COLUMNS
 
 USER_IMPL = "tests.fixtures.broken:fires_early"  # the reference with a one-tick-early due test
@@ -150,6 +151,19 @@ def test_the_plot_carries_the_marker(tmp_path: Path) -> None:
     other = tmp_path / "other.png"
     other.write_bytes(png.read_bytes().replace(files.MARKER.encode(), b"x" * len(files.MARKER)))
     assert not files.is_generated(other)
+
+
+def test_the_page_says_when_the_lateness_plot_is_left_out() -> None:
+    """Without matplotlib the command says on stderr that the plot is left out; the page, which is
+    what a reader opens, says it too, where the plot would be."""
+    meta = {"versions": {}, "command": "c", "date": "d", "seconds": 0}
+    rows = [_row("rt", [], [0.5, 1.0])]
+    why = "The lateness plot is left out: it needs the 'reports' extra (pip install 'wheelspec[reports]')."
+    page = html_page(rows, meta, None, why)
+    assert "<h2>Real-time lateness</h2>" in page and html.escape(why) in page and "<img" not in page
+    shown = html_page(rows, meta, "matrix-lateness.png", None)
+    assert "<img src='matrix-lateness.png'" in shown and "left out" not in shown
+    assert "Real-time lateness" not in html_page(rows, meta, None)  # no plot and nothing to say
 
 
 def test_a_marked_real_time_schedule_still_loads(tmp_path: Path) -> None:

@@ -139,15 +139,15 @@ def run_matrix(args: argparse.Namespace) -> int:
         write_json_to(args.json, doc)
     if not args.no_files:
         results.mkdir(parents=True, exist_ok=True)
-        plot = None
+        plot = left_out = None
         if available("matplotlib"):
             plot = "matrix-lateness.png" if write_plot(rows, files.claim(results / "matrix-lateness.png")) else None
         elif any(r.lateness_ms for r in rows):
-            print("wheelspec matrix: the lateness plot is left out: it needs the 'reports' extra "
-                  f"({install_hint('reports')})", file=sys.stderr)
+            left_out = f"The lateness plot is left out: it needs the 'reports' extra ({install_hint('reports')})."
+            print(f"wheelspec matrix: {left_out}", file=sys.stderr)
         if plot is None and files.is_generated(results / "matrix-lateness.png"):
             (results / "matrix-lateness.png").unlink()  # an earlier run's plot, of rows this page lacks
-        files.claim(results / "matrix.html").write_text(html_page(rows, meta, plot))
+        files.claim(results / "matrix.html").write_text(html_page(rows, meta, plot, left_out))
         files.claim(results / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n")
         update_markdown(out / "MATRIX.md", markdown(rows, meta))
         print(f"wrote {out / 'MATRIX.md'}, {results / 'matrix.html'}, {results / 'matrix.json'}"

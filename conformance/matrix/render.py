@@ -175,7 +175,10 @@ def _failures_html(rows: list[Row]) -> str:
     return "".join(out)
 
 
-def html_page(rows: list[Row], meta: dict[str, Any], plot: str | None) -> str:
+def html_page(rows: list[Row], meta: dict[str, Any], plot: str | None, plot_left_out: str | None = None) -> str:
+    """The matrix as one HTML page; ``plot``: the lateness plot's file name beside it, or None;
+    ``plot_left_out``: why there is no plot though real-time rows measured lateness (the page says
+    so where the plot would be, as the command says it on stderr)."""
     esc = html.escape
     heads = ("implementation", "mode", "claims", *COLUMNS, "profiles satisfied")
     th = "".join(f"<th>{esc(c)}</th>" for c in heads)
@@ -196,6 +199,8 @@ def html_page(rows: list[Row], meta: dict[str, Any], plot: str | None) -> str:
                "<figcaption>Measured on the wall clock by the real-time rows: fraction of fires at most this late "
                "after their deadline (negative: early). Virtual-time rows have no measured lateness.</figcaption>"
                "</figure>")
+    elif plot_left_out:
+        img = f"<h2>Real-time lateness</h2><p id='lateness'>{esc(plot_left_out)}</p>"
     vers = esc(", ".join(f"{k} {v}" for k, v in meta["versions"].items()))
     return f"""{HTML_MARKER}
 <!doctype html><html lang="en"><head><meta charset="utf-8"><title>wheelspec conformance matrix</title>
