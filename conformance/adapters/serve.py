@@ -28,8 +28,9 @@ from wheelspec.spec import ops
 SERVE_PIPELINE = 64
 
 
-def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Answer requests until ``bye`` or end of input; returns the exit code."""
+def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout, *, close: bool = True) -> int:
+    """Answer requests until ``bye`` or end of input, then close the adapter (unless ``close`` is
+    False: a caller feeding one request at a time keeps it for the next); returns the exit code."""
 
     def send(msg: dict[str, Any]) -> None:
         stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
@@ -84,7 +85,8 @@ def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) 
                       "error": {"type": "invalid", "message": f"unknown request type {kind!r}"}})
         except (ValueError, TypeError, KeyError) as e:
             send({"id": rid, "ok": False, "error": {"type": "invalid", "message": str(e)}})
-    adapter.close()
+    if close:
+        adapter.close()
     return 0
 
 

@@ -197,6 +197,13 @@ def _salvaged(kind: str, seed: int, result, caps):
     return SeedOutcome(kind, seed, len(result.steps), failures)
 
 
+def _budget_spent(rep, kind: str, seed: int, args: argparse.Namespace) -> None:
+    """Record in ``rep.stopped`` that ``kind`` spent its ``--max-failures`` budget before ``seed``."""
+    rep.stopped.append({"kind": kind, "reason": "max-failures", "after_seed": seed - 1,
+                        "schedules": sum(o.kind == kind for o in rep.campaign),
+                        "planned": args.schedules, "max_failures": args.max_failures})
+
+
 def _campaign_on_pool(spec: str, args: argparse.Namespace, caps, kinds: list[str], rep, on_seed, trace,
                       tracing: bool) -> None:
     """The campaign of ``check_impl`` on ``args.workers`` processes (:mod:`.check.parallel`): the same
@@ -209,9 +216,7 @@ def _campaign_on_pool(spec: str, args: argparse.Namespace, caps, kinds: list[str
     with SeedPool(setup, args.workers) as pool:
         for kind, o, run in pool.outcomes([(k, seeds) for k in kinds]):
             if failed[kind] >= args.max_failures:
-                rep.stopped.append({"kind": kind, "reason": "max-failures", "after_seed": o.seed - 1,
-                                    "schedules": sum(x.kind == kind for x in rep.campaign),
-                                    "planned": args.schedules, "max_failures": args.max_failures})
+                _budget_spent(rep, kind, o.seed, args)
                 pool.skip(kind)
                 continue
             if run is not None:
@@ -317,10 +322,7 @@ def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list
             failed = 0
             for seed in range(args.seed, args.seed + args.schedules):
                 if failed >= args.max_failures:
-                    rep.stopped.append({"kind": kind, "reason": "max-failures", "after_seed": seed - 1,
-                                        "schedules": sum(o.kind == kind for o in rep.campaign),
-                                        "planned": args.schedules,
-                                        "max_failures": args.max_failures})
+                    _budget_spent(rep, kind, seed, args)
                     break
                 try:
                     outs = run_seed_range(adapter, caps, kind, [seed], impl_name=_safe(spec), on_seed=on_seed,
