@@ -22,7 +22,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wheelspec.conformance.adapters import reference_adapter
-from wheelspec.conformance.adapters.protocol import Config, ProtocolError, clean_text, decode_response, parse_line
+from wheelspec.conformance.adapters.protocol import (
+    Config,
+    ProtocolError,
+    check_shape,
+    clean_text,
+    decode_response,
+    parse_line,
+)
 from wheelspec.conformance.adapters.subprocess_adapter import (
     CHUNK,
     AdapterError,
@@ -352,3 +359,34 @@ def test_fuzz_malformed_responses_decode_correctly_or_name_the_field(case):
         assert resp.result == msg.get("result")
     else:
         assert resp.error == (msg["error"]["type"], clean_text(msg["error"].get("message", ""), 500))
+
+
+# Values check_shape refuses, among ordinary ones: integers past 64 bits, lone surrogates (escaped
+# in the line), nesting past the limit.
+_EDGY = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(-(2**64), 2**64) | st.sampled_from([2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 10**18, 10**19])
+    | st.text(max_size=4) | st.sampled_from(["\ud800", "\udfff", "a\udbffb", "\ud83d\ude00", "\\ud800"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=examples(300, 3000))
+@given(_EDGY, st.integers(0, 20))
+def test_parse_line_refuses_exactly_what_the_full_shape_walk_refuses(value, depth):
+    """parse_line walks a line's value only when its text could be misshapen; the verdict (and the
+    field named) must be the full walk's, whichever way the line went."""
+    for _ in range(depth):
+        value = [value]
+    raw = json.dumps(value).encode()  # ensure_ascii: a surrogate travels as an escape
+    want: str | None = None
+    try:
+        check_shape(json.loads(raw))
+    except ProtocolError as e:
+        want = str(e)
+    try:
+        parse_line(raw)
+        got = None
+    except ProtocolError as e:
+        got = str(e)
+    assert got == want

@@ -423,6 +423,13 @@ def _shape_ok(value: Any) -> bool:
             return False  # anything else (not from json.loads): let the full walk decide
     return True
 
+#: what :func:`check_shape` could object to in a line's text: a long integer, a surrogate escape
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: one strict decoder for every line (``json.loads`` with an argument builds a decoder per call)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def parse_line(raw: bytes | bytearray, where: str = "response") -> Any:
     """Parse one protocol line (without its newline): strict UTF-8, strict JSON (no ``NaN`` or
     ``Infinity``), then :func:`check_shape`.  Every failure is a :class:`ProtocolError` that quotes
@@ -434,13 +441,20 @@ def parse_line(raw: bytes | bytearray, where: str = "response") -> Any:
         quoted = json_short(bytes(raw).decode("utf-8", "replace"))
         raise protocol_error("line", f"sent a line that is not UTF-8 (byte {e.start}): {quoted}") from None
     try:
-        msg = json.loads(text, parse_constant=_reject_constant)
+        if text.startswith("\ufeff"):  # as json.loads says it: the decoder alone would not
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        msg = _DECODER.decode(text)
     except RecursionError:
         raise protocol_error("line", f"sent a line nested too deep to parse: {json_short(text)}") from None
     except ValueError as e:
         raise protocol_error("line", f"sent a line that is not JSON: {json_short(text)} "
                                      f"({clean_text(str(e), 120)})") from None
-    check_shape(msg, where)
+    # A line with no run of 19 digits (no integer can leave signed 64 bits), no \ud800-\udfff
+    # escape (strict UTF-8 holds no surrogate) and at most MAX_DEPTH brackets in all (no nesting
+    # can be deeper) is well shaped: the walk is left to the lines that might not be.
+    if (_LONG_DIGITS.search(text) or ("\\u" in text and _SURROGATE_ESCAPE.search(text))
+            or text.count("[") + text.count("{") > MAX_DEPTH):
+        check_shape(msg, where)
     return msg
 
 
@@ -475,6 +489,10 @@ def check_answer(resp: Any, op: ops.Op, caps: Capabilities | None = None) -> Res
         raise protocol_error("response", f"the answer cannot be read: {type(exc).__name__}") from None
 
 
+#: the fields of a successful op response
+_RESPONSE_FIELDS = frozenset({"id", "ok", "now", "events", "result"})
+
+
 def decode_response(msg: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
     """Decode an op response (already parsed by :func:`parse_line`, id already checked).
     ``caps``: the adapter's; a ``try_complete`` event is allowed only if it declared
@@ -493,9 +511,8 @@ def decode_response(msg: Any, op: ops.Op, caps: Capabilities | None = None) -> R
             raise protocol_error("error", f"error response needs \"error\": {{\"type\": one of "
                                           f"{', '.join(ERROR_TYPES)}, \"message\": string}}, got {json_short(msg)}")
         return Response(error=(err["type"], clean_text(err.get("message", ""), 500)))
-    extra = set(msg) - {"id", "ok", "now", "events", "result"}
-    if extra:
-        name = sorted(extra)[0]
+    if not _RESPONSE_FIELDS.issuperset(msg):
+        name = sorted(set(msg) - _RESPONSE_FIELDS)[0]
         raise protocol_error(repr(name), f"response has unknown field {name!r}: {json_short(msg)}")
 
     now: Any = msg.get("now")

@@ -26,6 +26,8 @@ from wheelspec.spec import ops
 #: the ``pipeline`` capability this server declares under protocol 2 (docs/PROTOCOL.md, section 11):
 #: requests are read in order and answered in order, so the runner may send this many ahead
 SERVE_PIPELINE = 64
+#: one encoder for every answer (``json.dumps`` with an argument builds an encoder per call)
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout, *, close: bool = True) -> int:
@@ -33,7 +35,7 @@ def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout, 
     False: a caller feeding one request at a time keeps it for the next); returns the exit code."""
 
     def send(msg: dict[str, Any]) -> None:
-        stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+        stdout.write(_ENCODER.encode(msg) + "\n")
         stdout.flush()
 
     for line in stdin:

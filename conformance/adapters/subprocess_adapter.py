@@ -71,6 +71,8 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 CHUNK = 1 << 20
 #: how long close() waits for the adapter to exit after ``bye`` before killing its group
 BYE_GRACE = 2.0
+#: one encoder for every request line (``json.dumps`` with an argument builds an encoder per call)
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 class LivenessError(AdapterError):
@@ -459,7 +461,7 @@ class SubprocessAdapter:
                 self._start()
         self._n += 1
         req = {"id": self._n, **body}
-        line = json.dumps(req, separators=(",", ":")).encode() + b"\n"
+        line = _ENCODER.encode(req).encode() + b"\n"
         p = _Pending(req, line, timeout, op)
         self._unsent.append(p)
         return p
