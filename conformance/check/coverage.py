@@ -149,14 +149,20 @@ class Probe:
         self.keys_of: dict[int, tuple[Any, ...]] = {}
         self.cancelled_for_key: set[int] = set()
         self._flushing: set[int] = set()
+        self._level_of: dict[int, dict[int, int]] = {}  # id(timer) -> id(bucket) -> its level
 
     def _queued(self, timer: Any) -> Iterable[tuple[int, Any, int]]:
-        """(level, bucket, window) of every queued bucket of ``timer``."""
-        for level, wheel in enumerate(timer.timing_wheel.levels()):
-            for b in wheel.buckets:
-                e = b.get_expiration()
-                if e != -1:
-                    yield level, b, e
+        """(level, bucket, window) of every queued bucket of ``timer``: the buckets in its delay
+        queue, which between two requests are exactly those holding a window (invariants I1, I5
+        of ``reference/invariants.py``); read from the queue, not from every bucket of every level."""
+        level_of = self._level_of.setdefault(id(timer), {})
+        levels = timer.timing_wheel.levels()
+        if len(level_of) != len(levels) * self.wheel:  # a level was added since the last look
+            for level, wheel in enumerate(levels):
+                for b in wheel.buckets:
+                    level_of[id(b)] = level
+        for b in timer.delay_queue._heap:
+            yield level_of[id(b)], b, b.get_expiration()
 
     def before(self, op: ops.Op) -> None:
         if not isinstance(op, ops.AdvanceTo):

@@ -202,7 +202,7 @@ def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op],
     cfg = eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval)
     key = None
     if points is None:
-        key = (mode, order, caps.protocol, caps.reports_try_complete, cfg, tuple(operations))
+        key = _HashedKey((mode, order, caps.protocol, caps.reports_try_complete, cfg, tuple(operations)))
         hit = _ORACLES.get(key, probe is not None)
         if hit is not None:
             run, counts = hit
@@ -227,6 +227,23 @@ def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op],
                               if k not in before or v != before[k]})
         _ORACLES.put(key, run, counts)
     return run
+
+
+class _HashedKey:
+    """A key of :class:`_OracleRuns` that hashes its schedule once (a tuple does it at every
+    lookup, an operation at a time)."""
+
+    __slots__ = ("parts", "_hash")
+
+    def __init__(self, parts: tuple[Any, ...]) -> None:
+        self.parts = parts
+        self._hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _HashedKey) and self._hash == other._hash and self.parts == other.parts
 
 
 class _OracleRuns:
