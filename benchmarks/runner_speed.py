@@ -16,6 +16,14 @@ table gives the median of each cell.
     python benchmarks/runner_speed.py --schedules 300 --reps 3
     python benchmarks/runner_speed.py --tree before=/tmp/before-site --tree after= --json out.json
 
+``--breakdown`` says where a checked operation's CPU goes instead: per implementation, in one
+fresh process, the same seeds are generated, run on the implementation, run on the oracle (the
+reference watched by the coverage probe, nothing cached) and judged, each part timed apart; the
+adapter process's CPU is read from ``/proc``.  Their sum is the CPU one checked operation costs, so
+``cores / sum`` is the most any number of ``--workers`` can check per second on this machine.
+
+    python benchmarks/runner_speed.py --breakdown --schedules 1000 --impl reference --impl java:DIR
+
 ``docs/RUNNER_SPEED.md`` holds a run and says what was changed to get there.
 """
 
@@ -61,6 +69,78 @@ def worker(impl: str, schedules: int, seed: int, kinds: str, workers: int = 1) -
             "schedules": sum(len(r.campaign) for r in reps), "ops": sum(o.ops for r in reps for o in r.campaign),
             "failed": sum(not o.ok for r in reps for o in r.campaign), "seconds": sum(r.seconds for r in reps),
             "wall": wall}
+
+
+#: the parts of a checked operation :func:`breakdown` times, in the order of the table
+PARTS = ("generate", "implementation", "oracle", "judge")
+
+
+def _adapter_cpu(adapter: Any) -> float | None:
+    """CPU seconds (user + system) the adapter's process has used so far; None in-process or
+    where ``/proc`` is missing."""
+    proc = getattr(adapter, "_proc", None)
+    if proc is None:
+        return None
+    try:
+        with open(f"/proc/{proc.pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def breakdown(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any]:
+    """One implementation's checked operations taken apart in this process (module doc): CPU
+    seconds per part, the adapter process's CPU, the operations."""
+    from wheelspec.conformance.adapters.resolve import resolve
+    from wheelspec.conformance.check import campaign, judge
+    from wheelspec.conformance.check.coverage import Probe
+    from wheelspec.conformance.check.runner import run_ops
+
+    adapter = resolve(impl)()
+    caps = adapter.hello().capabilities
+    kinds_list = [k.strip() for k in kinds.split(",") if k.strip() and (k.strip() != "purgatory" or caps.purgatory)]
+    cpu = dict.fromkeys(PARTS, 0.0)
+    clock = time.process_time
+    n_ops = failed = 0
+    run_ops(adapter, *campaign.generate(kinds_list[0], seed))  # warm: a JIT, the adapter's first run
+    adapter_before = _adapter_cpu(adapter)
+    for kind in kinds_list:
+        for s in range(seed, seed + schedules):
+            t0 = clock()
+            cfg, schedule = campaign.generate(kind, s)
+            schedule = campaign.narrow(schedule, caps)
+            t1 = clock()
+            result = run_ops(adapter, cfg, schedule)
+            t2 = clock()
+            judge._ORACLES = judge._OracleRuns()  # every oracle run computed, none reused
+            probe = Probe()
+            oracle = judge.oracle_run(caps, cfg, schedule, probe)
+            t3 = clock()
+            failures, _ = campaign.judge_run(adapter, caps, result, coverage=True, oracle=oracle, probe=probe)
+            t4 = clock()
+            for part, dt in zip(PARTS, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                cpu[part] += dt
+            n_ops += len(schedule)
+            failed += bool(failures)
+    adapter_after = _adapter_cpu(adapter)
+    adapter.close()
+    adapter_cpu = None if adapter_before is None or adapter_after is None else adapter_after - adapter_before
+    return {"impl": impl, "ops": n_ops, "failed": failed, "cpu": cpu, "adapter_cpu": adapter_cpu}
+
+
+def breakdown_table(rows: list[dict[str, Any]], cores: int) -> str:
+    """Microseconds of CPU per checked operation, part by part, and the ceiling they set."""
+    lines = ["| implementation | " + " | ".join(PARTS) + " | adapter process | total | ceiling on "
+             f"{cores} cores |", "|---|" + "---|" * (len(PARTS) + 3)]
+    for r in rows:
+        us = {p: r["cpu"][p] * 1e6 / r["ops"] for p in PARTS}
+        adapter = r["adapter_cpu"] * 1e6 / r["ops"] if r["adapter_cpu"] is not None else 0.0
+        total = sum(us.values()) + adapter
+        lines.append(f"| {r['impl_name']} | " + " | ".join(f"{us[p]:.1f}" for p in PARTS)
+                     + (f" | {adapter:.1f}" if r["adapter_cpu"] is not None else " | -")
+                     + f" | {total:.1f} | {cores * 1e6 / total:,.0f} ops/s |".replace(",", " "))
+    return "\n".join(lines)
 
 
 def _impl_spec(name: str, tree: str) -> str:
@@ -129,12 +209,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="repetitions of every cell (default 3)")
     ap.add_argument("--workers", default="1", metavar="N,N,...",
                     help="measure each implementation with `check --workers N` for each N (default 1)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="time the parts of a checked operation (generate, implementation, oracle, judge, the "
+                         "adapter's process) instead of whole campaigns")
     ap.add_argument("--json", metavar="FILE", help="also write every measurement as JSON")
     args = ap.parse_args(argv)
     workers = tuple(int(x) for x in str(args.workers).split(","))
     if args.worker:
-        print(json.dumps(worker(args.worker, args.schedules, args.seed, args.kinds, workers[0])))
+        if args.breakdown:
+            print(json.dumps(breakdown(args.worker, args.schedules, args.seed, args.kinds)))
+        else:
+            print(json.dumps(worker(args.worker, args.schedules, args.seed, args.kinds, workers[0])))
         return 0
+    if args.breakdown:
+        return _main_breakdown(args)
     trees = [(t.partition("=")[0], t.partition("=")[2]) for t in (args.tree or ["installed="])]
     impls = args.impl or list(DEFAULT_IMPLS)
     print(f"runner speed: {args.schedules} schedules per kind ({args.kinds}), seeds {args.seed}.., "
@@ -142,6 +230,32 @@ def main(argv: list[str] | None = None) -> int:
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
     rows = measure(trees, impls, args.schedules, args.seed, args.kinds, args.reps, workers)
     print(table(rows, [t for t, _ in trees], [label(i, w) for i in impls for w in workers]))
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+def _main_breakdown(args: argparse.Namespace) -> int:
+    impls = args.impl or list(DEFAULT_IMPLS)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    print(f"runner speed, CPU per checked operation: {args.schedules} schedules per kind ({args.kinds}), seeds "
+          f"{args.seed}.., one process per implementation; python {sys.version.split()[0]}, {cores} cores, "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    rows = []
+    for impl in impls:
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", _impl_spec(impl, ""), "--breakdown",
+               "--schedules", str(args.schedules), "--seed", str(args.seed), "--kinds", args.kinds]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        if p.returncode != 0:
+            raise SystemExit(f"{impl}: worker failed ({p.returncode}): {p.stderr[-2000:]}")
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        r["impl_name"] = impl
+        rows.append(r)
+    print(breakdown_table(rows, cores))
+    print("(microseconds of CPU per checked operation; the ceiling is cores / total: what any number of "
+          "--workers could reach with the work spread perfectly)")
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
     if args.json:
         with open(args.json, "w") as f:
