@@ -67,8 +67,8 @@ def worker(impl: str, schedules: int, seed: int, kinds: str, workers: int = 1) -
             raise SystemExit(f"{rep.spec}: {rep.error}")
     return {"impl": impl, "tree": os.path.dirname(os.path.dirname(wheelspec.__file__)),
             "schedules": sum(len(r.campaign) for r in reps), "ops": sum(o.ops for r in reps for o in r.campaign),
-            "failed": sum(not o.ok for r in reps for o in r.campaign), "seconds": sum(_campaign_seconds(r) for r in reps),
-            "wall": wall}
+            "failed": sum(not o.ok for r in reps for o in r.campaign),
+            "seconds": sum(_campaign_seconds(r) for r in reps), "wall": wall}
 
 
 def _campaign_seconds(rep: Any) -> float:
