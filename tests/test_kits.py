@@ -333,3 +333,57 @@ def test_log_protocol_is_an_option_of_check_replay_and_matrix_and_needs_a_file(t
         assert parser.parse_args([*argv, "--log-protocol", "t.txt"]).log_protocol == "t.txt"
     assert main(["replay", str(SCENARIO), "--log-protocol", "-"]) == 2
     assert "--log-protocol needs a FILE" in capsys.readouterr().err
+
+
+# ---- the C++ kit's real-time part (wheelspec_realtime.hpp) ----------------------------------------
+def _rt_toy(tmp_path: Path, *defines: str) -> str:
+    """tests/fixtures/rt_toy_timer.cpp (a thread and a min-heap on the wall clock) built against the
+    kit as ``wheelspec init-adapter --lang cpp`` writes it; the binary's path."""
+    kit = tmp_path / "kit"
+    if not kit.exists():
+        _init("cpp", tmp_path, "kit")
+    binary = tmp_path / ("rt-toy" + "".join(d.replace("=", "-") for d in defines))
+    subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", *(f"-D{d}" for d in defines),
+                    "-I", str(kit), "-o", str(binary), str(ROOT / "tests" / "fixtures" / "rt_toy_timer.cpp")],
+                   check=True, timeout=300)
+    return str(binary)
+
+
+@pytest.mark.external("g++")
+def test_cpp_kit_realtime_part_passes_a_wall_clock_timer_and_catches_an_early_one(tmp_path: Path, capsys) -> None:
+    good = tmp_path / "good.json"
+    assert main(["realtime", "--impl", f"cmd:{_rt_toy(tmp_path)}", "--runs", "1", "--tasks", "120",
+                 "--out", str(tmp_path / "cx"), "--json", str(good)]) == 0, capsys.readouterr().out
+    rep = json.loads(good.read_text())
+    text = json.dumps(rep)
+    assert "cpp-thread-timer" in text and '"fail"' not in text
+    bad = tmp_path / "bad.json"
+    assert main(["realtime", "--impl", f"cmd:{_rt_toy(tmp_path, 'FIRE_EARLY_MS=5')}", "--runs", "1", "--tasks", "120",
+                 "--out", str(tmp_path / "cx"), "--json", str(bad)]) == 1
+    assert "before its deadline" in capsys.readouterr().out
+
+
+@pytest.mark.external("g++")
+def test_cpp_kit_realtime_part_speaks_hello_refusals_and_bye(tmp_path: Path) -> None:
+    answers, code = _session([_rt_toy(tmp_path)], tmp_path, [
+        {"type": "hello", "protocol": 1, "protocols": [1, 2]},
+        {"type": "rt_run", "run_ms": 5, "ops": [{"at": 0, "kind": "add", "task": 1, "delay": 1},
+                                                {"at": 0, "kind": "add", "task": 1, "delay": 2},
+                                                {"at": 1, "kind": "cancel", "task": 7},
+                                                {"at": 1, "kind": "size"}]},
+        {"type": "rt_run", "run_ms": 5, "ops": "no"},
+        {"type": "rt_run", "run_ms": 5, "ops": [{"at": 0, "kind": "advance", "time": 3}]},
+        {"type": "op", "op": {"kind": "size"}},
+        {"type": "bye"},
+    ])
+    assert code == 0 and [a["id"] for a in answers] == list(range(6))
+    caps = answers[0]["capabilities"]
+    assert answers[0]["protocol"] == 2 and caps["time"] == "real" and caps["profile"] == "strict"
+    run = answers[1]
+    # the re-add cancels the first schedule (true: it was pending), a task never added is false
+    assert [o["result"] for o in run["ops"]] == [None, True, False, 1]
+    assert [(f["task"], f["seq"]) for f in run["fires"]] == [(1, 1)] and run["unfired"] == 0
+    assert all(o["t_us"] >= 0 for o in run["ops"]) and run["fires"][0]["t_us"] >= run["ops"][1]["t_us"] + 2000
+    assert [_outcome(a) for a in answers[2:5]] == ["invalid", "invalid", "invalid"]
+    assert "ops must be a list" in answers[2]["error"]["message"]
+    assert "unknown kind" in answers[3]["error"]["message"]

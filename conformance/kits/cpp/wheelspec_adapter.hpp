@@ -256,6 +256,14 @@ private:
 };
 
 // ---- the protocol layer ------------------------------------------------------------------------
+// The integer `field` of the object `obj`, or an "invalid" refusal naming it.
+inline int64_t integer(const Json& obj, const std::string& field) {
+    const Json* v = obj.get(field);
+    if (!v) throw Refusal("invalid", "missing field " + field);
+    if (v->kind != Json::Int) throw Refusal("invalid", field + " must be an integer");
+    return v->i;
+}
+
 class Session {
 public:
     Session(Info info, std::function<std::unique_ptr<Timer>(const Config&)> make)
@@ -307,13 +315,6 @@ private:
     std::unique_ptr<Timer> timer_;
     std::set<int64_t> known_;  // task ids added since the reset
     int64_t protocol_ = 1;     // the version agreed in the hello
-
-    static int64_t integer(const Json& obj, const std::string& field) {
-        const Json* v = obj.get(field);
-        if (!v) throw Refusal("invalid", "missing field " + field);
-        if (v->kind != Json::Int) throw Refusal("invalid", field + " must be an integer");
-        return v->i;
-    }
 
     static Config read_config(const Json* raw) {
         if (!raw || raw->kind != Json::Object) throw Refusal("invalid", "reset: config must be an object");
@@ -391,11 +392,12 @@ inline std::string one_line(std::string s) {
     return s;
 }
 
-// Answer requests from stdin until "bye" or end of input; `make` is called at every reset and
-// returns a fresh, empty timer whose clock reads config.start_ms.
-inline int serve(const Info& info, std::function<std::unique_ptr<Timer>(const Config&)> make) {
+// The line loop under every server of this kit: one request per line from stdin, one answer per
+// line to stdout, flushed at once; `handle` returns the body of an ok answer (without the id) and
+// sets `bye` to end the loop; a Refusal it throws is an error answer of that type, any other
+// exception an "internal" one. Lines are read and answered in order until "bye" or end of input.
+inline int serve_lines(const std::function<std::string(const Json& req, bool& bye)>& handle) {
     std::ios::sync_with_stdio(false);
-    Session session(info, std::move(make));
     std::string line;
     while (std::getline(std::cin, line)) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -405,7 +407,7 @@ inline int serve(const Info& info, std::function<std::unique_ptr<Timer>(const Co
             Json req = JsonReader(line).parse();
             if (req.kind != Json::Object) throw Refusal("invalid", "request is not a JSON object");
             if (const Json* i = req.get("id"); i && i->kind == Json::Int) id = std::to_string(i->i);
-            body = session.handle(req, bye);
+            body = handle(req, bye);
         } catch (const Refusal& r) {
             body = "\"ok\":false,\"error\":{\"type\":" + quote(r.type) + ",\"message\":" + quote(one_line(r.what())) + "}";
         } catch (const std::exception& e) {
@@ -415,6 +417,13 @@ inline int serve(const Info& info, std::function<std::unique_ptr<Timer>(const Co
         if (bye) break;
     }
     return 0;
+}
+
+// Answer requests from stdin until "bye" or end of input; `make` is called at every reset and
+// returns a fresh, empty timer whose clock reads config.start_ms.
+inline int serve(const Info& info, std::function<std::unique_ptr<Timer>(const Config&)> make) {
+    Session session(info, std::move(make));
+    return serve_lines([&session](const Json& req, bool& bye) { return session.handle(req, bye); });
 }
 
 }  // namespace wheelspec
