@@ -335,37 +335,48 @@ def test_log_protocol_is_an_option_of_check_replay_and_matrix_and_needs_a_file(t
     assert "--log-protocol needs a FILE" in capsys.readouterr().err
 
 
-# ---- the C++ kit's real-time part (wheelspec_realtime.hpp) ----------------------------------------
-def _rt_toy(tmp_path: Path, *defines: str) -> str:
-    """tests/fixtures/rt_toy_timer.cpp (a thread and a min-heap on the wall clock) built against the
-    kit as ``wheelspec init-adapter --lang cpp`` writes it; the binary's path."""
-    kit = tmp_path / "kit"
+# ---- the real-time parts of the C++ and Rust kits (wheelspec_realtime.hpp / .rs) -------------------
+#: the test fixture written with each kit's real-time part: a thread and a min-heap on the wall clock
+RT_TOYS = {lang: ROOT / "tests" / "fixtures" / f"rt_toy_timer.{ext}" for lang, ext in (("cpp", "cpp"), ("rust", "rs"))}
+
+
+def _rt_toy(tmp_path: Path, lang: str, early: bool = False) -> str:
+    """The fixture of ``lang`` built against the kit as ``wheelspec init-adapter`` writes it (with
+    warnings as errors), firing 5 ms early if ``early``; the binary's path."""
+    kit = tmp_path / f"kit-{lang}"
     if not kit.exists():
-        _init("cpp", tmp_path, "kit")
-    binary = tmp_path / ("rt-toy" + "".join(d.replace("=", "-") for d in defines))
-    subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", *(f"-D{d}" for d in defines),
-                    "-I", str(kit), "-o", str(binary), str(ROOT / "tests" / "fixtures" / "rt_toy_timer.cpp")],
-                   check=True, timeout=300)
+        _init(lang, tmp_path, kit.name)
+    binary = tmp_path / f"rt-{lang}{'-early' if early else ''}"
+    if lang == "cpp":
+        argv = ["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-I", str(kit),
+                *(["-DFIRE_EARLY_MS=5"] if early else []), "-o", str(binary), str(RT_TOYS[lang])]
+    else:  # the fixture is the crate's main.rs, beside the kit's two modules (rustc: no cargo needed)
+        shutil.copy(RT_TOYS[lang], kit / "src" / "main.rs")
+        argv = ["rustc", "--edition", "2021", "-O", "-D", "warnings", *(["--cfg", "fire_early"] if early else []),
+                "-o", str(binary), str(kit / "src" / "main.rs")]
+    subprocess.run(argv, check=True, timeout=300)
     return str(binary)
 
 
-@pytest.mark.external("g++")
-def test_cpp_kit_realtime_part_passes_a_wall_clock_timer_and_catches_an_early_one(tmp_path: Path, capsys) -> None:
+RT_LANGS = [pytest.param(lang, marks=pytest.mark.external(TOOLS[lang])) for lang in sorted(RT_TOYS)]
+
+
+@pytest.mark.parametrize("lang", RT_LANGS)
+def test_realtime_part_passes_a_wall_clock_timer_and_catches_an_early_one(tmp_path: Path, capsys, lang: str) -> None:
     good = tmp_path / "good.json"
-    assert main(["realtime", "--impl", f"cmd:{_rt_toy(tmp_path)}", "--runs", "1", "--tasks", "120",
+    assert main(["realtime", "--impl", f"cmd:{_rt_toy(tmp_path, lang)}", "--runs", "1", "--tasks", "120",
                  "--out", str(tmp_path / "cx"), "--json", str(good)]) == 0, capsys.readouterr().out
-    rep = json.loads(good.read_text())
-    text = json.dumps(rep)
-    assert "cpp-thread-timer" in text and '"fail"' not in text
+    text = good.read_text()
+    assert f"{lang}-thread-timer" in text and '"fail"' not in text
     bad = tmp_path / "bad.json"
-    assert main(["realtime", "--impl", f"cmd:{_rt_toy(tmp_path, 'FIRE_EARLY_MS=5')}", "--runs", "1", "--tasks", "120",
+    assert main(["realtime", "--impl", f"cmd:{_rt_toy(tmp_path, lang, early=True)}", "--runs", "1", "--tasks", "120",
                  "--out", str(tmp_path / "cx"), "--json", str(bad)]) == 1
     assert "before its deadline" in capsys.readouterr().out
 
 
-@pytest.mark.external("g++")
-def test_cpp_kit_realtime_part_speaks_hello_refusals_and_bye(tmp_path: Path) -> None:
-    answers, code = _session([_rt_toy(tmp_path)], tmp_path, [
+@pytest.mark.parametrize("lang", RT_LANGS)
+def test_realtime_part_speaks_hello_refusals_and_bye(tmp_path: Path, lang: str) -> None:
+    answers, code = _session([_rt_toy(tmp_path, lang)], tmp_path, [
         {"type": "hello", "protocol": 1, "protocols": [1, 2]},
         {"type": "rt_run", "run_ms": 5, "ops": [{"at": 0, "kind": "add", "task": 1, "delay": 1},
                                                 {"at": 0, "kind": "add", "task": 1, "delay": 2},

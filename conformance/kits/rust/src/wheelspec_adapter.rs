@@ -331,7 +331,8 @@ pub fn parse(text: &str) -> Result<Json, Refusal> {
 }
 
 // ---- the protocol layer ---------------------------------------------------------------------------
-fn integer(obj: &Json, field: &str) -> Result<i64, Refusal> {
+/// The integer `field` of the object `obj`, or an `invalid` refusal naming it.
+pub fn integer(obj: &Json, field: &str) -> Result<i64, Refusal> {
     match obj.get(field) {
         None => Err(Refusal::new("invalid", format!("missing field {field}"))),
         Some(Json::Int(v)) => Ok(*v),
@@ -510,16 +511,11 @@ impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
     }
 }
 
-/// Answer requests from stdin until "bye" or end of input; `make` is called at every reset and
-/// returns a fresh, empty timer whose clock reads `config.start_ms`.
-pub fn serve<F: FnMut(&Config) -> Box<dyn Timer>>(info: Info, make: F) {
-    let mut session = Session {
-        info,
-        make,
-        timer: None,
-        known: HashSet::new(),
-        protocol: 1,
-    };
+/// The line loop under every server of this kit: one request per line from stdin, one answer per
+/// line to stdout, flushed at once. `handle` returns the body of an ok answer (without the id) or
+/// a refusal, and sets `bye` to end the loop; a panic inside it is answered `internal`. Lines are
+/// read and answered in order until "bye" or end of input.
+pub fn serve_lines(mut handle: impl FnMut(&Json, &mut bool) -> Result<String, Refusal>) {
     let stdin = io::stdin();
     let mut out = io::stdout().lock();
     for line in stdin.lock().lines() {
@@ -540,7 +536,7 @@ pub fn serve<F: FnMut(&Config) -> Box<dyn Timer>>(info: Info, make: F) {
                 id = i.to_string();
             }
             let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                session.handle(&req, &mut bye)
+                handle(&req, &mut bye)
             }));
             answer.unwrap_or_else(|_| {
                 Err(Refusal::new("internal", "the timer panicked (see stderr)"))
@@ -565,4 +561,17 @@ pub fn serve<F: FnMut(&Config) -> Box<dyn Timer>>(info: Info, make: F) {
             break;
         }
     }
+}
+
+/// Answer requests from stdin until "bye" or end of input; `make` is called at every reset and
+/// returns a fresh, empty timer whose clock reads `config.start_ms`.
+pub fn serve<F: FnMut(&Config) -> Box<dyn Timer>>(info: Info, make: F) {
+    let mut session = Session {
+        info,
+        make,
+        timer: None,
+        known: HashSet::new(),
+        protocol: 1,
+    };
+    serve_lines(|req, bye| session.handle(req, bye));
 }
