@@ -40,15 +40,17 @@ Key = str | int
 
 class PurgeReport:
     """What one purge did: Kafka's ``estimated`` before it, ``numDelayed`` (the new estimate)
-    and the number of completed entries dropped from watch lists."""
+    and the number of completed entries dropped from watch lists; ``after``: how many of its
+    advance's completions the executor had run when the purge check came (the rest came after it)."""
 
-    __slots__ = ("estimated", "delayed", "purged")
+    __slots__ = ("estimated", "delayed", "purged", "after")
 
-    def __init__(self, estimated: int, delayed: int, purged: int) -> None:
-        self.estimated, self.delayed, self.purged = estimated, delayed, purged
+    def __init__(self, estimated: int, delayed: int, purged: int, after: int = 0) -> None:
+        self.estimated, self.delayed, self.purged, self.after = estimated, delayed, purged, after
 
     def __repr__(self) -> str:
-        return f"PurgeReport(estimated={self.estimated}, delayed={self.delayed}, purged={self.purged})"
+        return (f"PurgeReport(estimated={self.estimated}, delayed={self.delayed}, purged={self.purged}, "
+                f"after={self.after})")
 
 
 class ArrayPurgatory:
@@ -274,14 +276,25 @@ class ArrayPurgatory:
         self._after()
         return self._take_log()[0]
 
-    def advance_to(self, time_ms: int) -> tuple[tuple[np.ndarray, np.ndarray], PurgeReport | None]:
-        """The reaper's step on a manual clock at ``time_ms``: run the due timeouts (each completes
-        via expire), then apply the purge rule.  Returns ``(completions, purge report or None)``."""
+    def advance_to(self, time_ms: int, purge_point: int | None = None
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], PurgeReport | None]:
+        """The reaper's step on a manual clock at ``time_ms``: the timer hands the due timeouts to
+        the executor, which completes each via expire, and the purge rule is applied after the
+        first ``purge_point`` of them (None: after all; Kafka's executor race, SEMANTICS.md).
+        Returns ``(completions, purge report or None)``; the report's ``after`` says where the
+        check came among the completions."""
+        if purge_point is not None and (isinstance(purge_point, bool) or not isinstance(purge_point, int)
+                                        or purge_point < 0):
+            raise ValueError(f"purge_point must be a non-negative int or None, got {purge_point!r}")
         fired, _ = self.timer.advance_to(time_ms)
-        self._expire(fired)
+        first = fired if purge_point is None else fired[:purge_point]
+        logged = int(self.P[PK.P_NLOG])
+        self._expire(first)
         report = None
         if self._PK.purge(self.P, self.opt, self.kt, self.we, self.num_keys, self.timer.size(), self.purge_interval):
-            report = PurgeReport(int(self.P[PK.P_BEFORE]), self.timer.size(), int(self.P[PK.P_PURGED]))
+            report = PurgeReport(int(self.P[PK.P_BEFORE]), self.timer.size(), int(self.P[PK.P_PURGED]),
+                                 int(self.P[PK.P_NLOG]) - logged)
+        self._expire(fired[first.shape[0]:])
         self._after()
         return self._take_log(), report
 

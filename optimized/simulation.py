@@ -12,6 +12,11 @@ distinct ids, not as the largest id.
 Ids and flags are checked as the reference checks them, before any lookup or change: an id is an
 int in ``[0, MAX_ID]`` (a bool is not: ``True`` would find id 1 in the dict), a flag a bool.
 
+``executor_order`` and :meth:`Simulation.set_purge_point` pick an outcome of Kafka's executor race
+as in the reference (SEMANTICS.md, "The executor race"): the purgatory runs the first ``k`` of an
+advance's expirations, then its purge check, then the rest, and the history records them in that
+order.
+
 This class pays a Python call per operation (about a microsecond or more); for throughput use the
 batch APIs of :class:`~.timer.ArrayTimer` and :class:`~.purgatory.ArrayPurgatory` directly.
 It is not thread-safe; :class:`~.threadsafe.LockedSimulation` is.
@@ -35,7 +40,17 @@ from wheelspec.spec.limits import (
     check_time,
     check_wheel_size,
 )
-from wheelspec.spec.profiles import KAFKA, MOCK_SIZE_QUEUE, PROFILE_NAMES, STRICT_GT, behaviour, check_mock_size_rule
+from wheelspec.spec.profiles import (
+    EXPIRE_BEFORE_PURGE,
+    KAFKA,
+    MOCK_SIZE_QUEUE,
+    PROFILE_NAMES,
+    STRICT_GT,
+    behaviour,
+    check_engine_executor_order,
+    check_mock_size_rule,
+    check_purge_point,
+)
 
 from . import layout as L
 from .mock_timer import ArrayMockTimer
@@ -74,7 +89,8 @@ class Simulation:
 
     def __init__(self, tick_ms: int = 1, wheel_size: int = 20, start_ms: int = 0,
                  purge_interval: int = 1000, profile: str = KAFKA, debug: bool | None = None,
-                 mock_size: str = MOCK_SIZE_QUEUE, try_complete_events: bool = False) -> None:
+                 mock_size: str = MOCK_SIZE_QUEUE, try_complete_events: bool = False,
+                 executor_order: str = EXPIRE_BEFORE_PURGE) -> None:
         if profile not in PROFILES and profile in PROFILE_NAMES and behaviour(profile).kafka_class is not None:
             # another Kafka class's contract: the reference models it
             raise NotImplementedError(f"the optimized engine implements profiles {PROFILES} only; "
@@ -83,6 +99,9 @@ class Simulation:
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES} for the optimized engine, got {profile!r}")
         self.profile = profile
+        #: the executor race's outcome, as in the reference (SEMANTICS.md; ``set_purge_point``)
+        self.executor_order = check_engine_executor_order(executor_order, profile)
+        self._purge_point: int | None = None
         # Validated for every profile, as the reference does (MockTimer ignores them).
         self.tick_ms = check_tick(tick_ms)
         self.wheel_size = check_wheel_size(wheel_size)
@@ -101,6 +120,11 @@ class Simulation:
             self.purgatory = ArrayPurgatory(tick_ms, wheel_size, start_ms, purge_interval, capacity=64, debug=debug)
         self._tasks = _IdMap()
         self._ops = _IdMap()
+
+    def set_purge_point(self, expirations_before: int | None) -> None:
+        """The next advance runs its purge check after the first ``expirations_before`` expirations
+        of the purgatory's timer (None: as ``executor_order`` says), as the reference's method."""
+        self._purge_point = check_purge_point(expirations_before, self.profile)
 
     @property
     def now(self) -> int:
@@ -138,10 +162,18 @@ class Simulation:
             raise ValueError(f"time_ms={t} is before the clock's current time {self.now}: time never goes back")
         fired, fired_exps = self.timer.advance_to(t)
         self._fires(fired, fired_exps)
-        completions, report = self.purgatory.advance_to(t)
-        self._completions(completions)
-        if report is not None:
+        point, self._purge_point = self._purge_point, None
+        if not behaviour(self.profile).executor_race:
+            point = None  # MockTimer runs expired operations inline, before the check
+        elif point is None and self.executor_order != EXPIRE_BEFORE_PURGE:
+            point = 0
+        (rows, vias), report = self.purgatory.advance_to(t, point)
+        if report is None:
+            self._completions((rows, vias))
+        else:
+            self._completions((rows[:report.after], vias[:report.after]))
             self.history(ev.Purge(t, report.estimated, report.delayed, report.purged))
+            self._completions((rows[report.after:], vias[report.after:]))
         self.history(ev.Advance(t))
 
     def size(self) -> int:

@@ -39,14 +39,14 @@ from wheelspec.spec.limits import (
     check_wheel_size,
 )
 from wheelspec.spec.profiles import (
-    EITHER_ORDER,
     EXPIRE_BEFORE_PURGE,
     KAFKA,
     MOCK_SIZE_QUEUE,
     STRICT_GT,
     behaviour,
-    check_executor_order,
+    check_engine_executor_order,
     check_mock_size_rule,
+    check_purge_point,
 )
 
 from .clock import ManualClock
@@ -68,10 +68,7 @@ class Simulation:
             raise ValueError(f"profile must be one of {PROFILES} for the reference, got {profile!r}")
         self.profile = profile
         #: the executor race's outcome (module doc); ``either`` is a judge's notion, not an engine's
-        self.executor_order = check_executor_order(executor_order, profile)
-        if self.executor_order == EITHER_ORDER:
-            raise ValueError("executor_order 'either' is not one outcome: give 'expire-before-purge' or "
-                             "'purge-before-expire' (set_purge_point chooses per advance)")
+        self.executor_order = check_engine_executor_order(executor_order, profile)
         self._purge_point: int | None = None
         # Validated for every profile (strict-gt ignores them, but a bad value is still a bug).
         self.tick_ms = check_tick(tick_ms)
@@ -102,12 +99,7 @@ class Simulation:
     def set_purge_point(self, expirations_before: int | None) -> None:
         """The next advance runs its purge check after the first ``expirations_before`` expirations
         it hands to the executor (None: as ``executor_order`` says).  Applies to one advance."""
-        if expirations_before is not None and (isinstance(expirations_before, bool)
-                                               or not isinstance(expirations_before, int) or expirations_before < 0):
-            raise ValueError(f"expirations_before must be a non-negative int or None, got {expirations_before!r}")
-        if expirations_before not in (None, 0) and not behaviour(self.profile).executor_race:
-            check_executor_order(EITHER_ORDER, self.profile)  # raises: MockTimer has no executor race
-        self._purge_point = expirations_before
+        self._purge_point = check_purge_point(expirations_before, self.profile)
 
     @property
     def now(self) -> int:

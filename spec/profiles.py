@@ -127,6 +127,29 @@ def check_executor_order(order: object, profile_name: str | None = None) -> str:
     return str(order)
 
 
+def check_engine_executor_order(order: object, profile_name: str) -> str:
+    """The executor order an engine shows in a run (:func:`check_executor_order`): one outcome, so
+    not ``either``, which is a judge's notion (the engine's ``set_purge_point`` picks one per
+    advance instead)."""
+    order = check_executor_order(order, profile_name)
+    if order == EITHER_ORDER:
+        raise ValueError("executor_order 'either' is not one outcome: give 'expire-before-purge' or "
+                         "'purge-before-expire' (set_purge_point chooses per advance)")
+    return order
+
+
+def check_purge_point(expirations_before: object, profile_name: str) -> int | None:
+    """The argument of an engine's ``set_purge_point``: how many of the next advance's expirations
+    the executor runs before the purge check (None: as the engine's executor order says).  A
+    non-negative int, and under a profile without an executor race only None or 0."""
+    if expirations_before is not None and (isinstance(expirations_before, bool)
+                                           or not isinstance(expirations_before, int) or expirations_before < 0):
+        raise ValueError(f"expirations_before must be a non-negative int or None, got {expirations_before!r}")
+    if expirations_before not in (None, 0) and not behaviour(profile_name).executor_race:
+        check_executor_order(EITHER_ORDER, profile_name)  # raises: MockTimer has no executor race
+    return expirations_before
+
+
 def purge_allowed_after(order: str, expirations_before: int, expirations_after: int) -> bool:
     """May a ``Purge`` come with ``expirations_before`` of its advance's expirations before it and
     ``expirations_after`` after it, under executor order ``order``?"""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from wheelspec import optimized
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
 from wheelspec.conformance.check.corpus import load, run_scenario
 from wheelspec.conformance.check.judge import judge, purge_points
@@ -215,6 +216,45 @@ def test_a_purge_point_splits_one_advance_and_the_judge_follows_it():
     double = RaceDouble(mixed, EITHER_ORDER)
     run = run_ops(double, CONFIG, MANY)
     assert [p for p in purge_points(run) if p is not None] == [0, 1, 1]
+
+
+@pytest.mark.parametrize("engine", [Simulation, optimized.Simulation], ids=["reference", "optimized"])
+def test_both_engines_refuse_what_is_not_one_outcome_of_the_race(engine):
+    with pytest.raises(ValueError, match="not one outcome"):
+        engine(executor_order=EITHER_ORDER)
+    with pytest.raises(ValueError, match="unknown executor order"):
+        engine(executor_order="sometimes")
+    with pytest.raises(ValueError, match="inline"):
+        engine(profile="strict-gt", executor_order=PURGE_BEFORE_EXPIRE)
+    sim = engine()
+    for bad in (-1, True, 1.5, "1"):
+        with pytest.raises(ValueError, match="non-negative int"):
+            sim.set_purge_point(bad)
+    gt = engine(profile="strict-gt")
+    gt.set_purge_point(0)  # MockTimer runs expirations inline: 0 and None are the only points
+    with pytest.raises(ValueError, match="inline"):
+        gt.set_purge_point(1)
+
+
+def test_the_optimized_engine_shows_the_orders_and_points_of_the_reference():
+    """(tests/test_optimized_lockstep.py, ExecutorLockstep, holds them equal on random runs.)"""
+    for order in (EXPIRE_BEFORE_PURGE, PURGE_BEFORE_EXPIRE):
+        runs = []
+        for engine in (Simulation, optimized.Simulation):
+            sim = engine(purge_interval=0, executor_order=order)
+            for op in ONE:
+                sim.apply(op)
+            runs.append(list(sim.history))
+        assert runs[0] == runs[1]
+    split = []
+    for engine in (Simulation, optimized.Simulation):
+        sim = engine(purge_interval=0)
+        sim.watch(0, 1, ["a"])
+        sim.watch(1, 1, ["a"])
+        sim.set_purge_point(1)
+        sim.advance_to(1)
+        split.append([e.kind for e in sim.history][2:])
+    assert split[0] == split[1] == ["complete", "expire", "purge", "complete", "expire", "advance"]
 
 
 def test_mocktimer_has_no_executor_race():

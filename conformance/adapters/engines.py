@@ -40,8 +40,9 @@ def reference_adapter(profile: str = KAFKA, executor_order: str = EXPIRE_BEFORE_
     return _ours(SimulationAdapter(factory, name, caps, __version__))
 
 
-def optimized_adapter() -> SimulationAdapter:
-    """The numba engine (``wheelspec.optimized.Simulation``); raises UserError if unavailable."""
+def optimized_adapter(executor_order: str = EXPIRE_BEFORE_PURGE) -> SimulationAdapter:
+    """The numba engine (``wheelspec.optimized.Simulation``); raises UserError if unavailable.
+    ``executor_order``: the outcome of the executor race it shows, as for :func:`reference_adapter`."""
     from wheelspec import __version__
 
     try:
@@ -49,9 +50,13 @@ def optimized_adapter() -> SimulationAdapter:
     except ImportError as e:
         raise UserError(f"implementation 'optimized' is unavailable: wheelspec.optimized.Simulation "
                         f"cannot be imported ({e})") from None
+
+    def factory(**cfg: Any) -> Any:  # the config's ints, and try_complete_events from the adapter
+        return Simulation(executor_order=executor_order, **cfg)
+
     caps = Capabilities(timer=True, purgatory=True, time="virtual", profile=KAFKA, configurable=ALL_CONFIGURABLE,
-                        protocol=PROTOCOL_VERSION, reports_try_complete=True)
-    return _ours(SimulationAdapter(Simulation, "optimized", caps, __version__))
+                        executor_order=executor_order, protocol=PROTOCOL_VERSION, reports_try_complete=True)
+    return _ours(SimulationAdapter(factory, "optimized", caps, __version__))
 
 
 def _ours(adapter: SimulationAdapter) -> SimulationAdapter:
