@@ -75,3 +75,31 @@ def test_spark_engine_rejects_bad_input_in_one_line(spark, tmp_path):
         pq.write_table(pa.table({**base, col: bad}), tmp_path / f"{col}.parquet")
         with pytest.raises(UserError, match=f"'{col}' has an unknown value '{value}'"):
             analyze([str(tmp_path / f"{col}.parquet")], engine="spark", spark=spark)
+
+
+def _corrupt(good: bytes, how: str) -> bytes:
+    """``good`` (a Parquet file) cut short, or with bytes of its first data page overwritten (the
+    footer intact: Spark reads the schema and fails in the middle of the job)."""
+    if how == "truncated":
+        return good[: len(good) // 2] + b"x" * 100 + good[-8:]
+    import io
+
+    start = pq.ParquetFile(io.BytesIO(good)).metadata.row_group(0).column(0).data_page_offset
+    return good[: start + 20] + b"\xab" * 40 + good[start + 60:]
+
+
+@pytest.mark.parametrize("how", ["truncated", "corrupt page"])
+def test_an_unreadable_file_is_one_line_naming_it_not_a_java_stack(spark, tmp_path, how):
+    good = tmp_path / "good.parquet"
+    cfg, ops = _fixed_schedule(30)
+    write_trace(rows_to_table(history_rows(run_reference(cfg, ops).events, **run_info(cfg, "r"))), good)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(_corrupt(good.read_bytes(), how))
+    with pytest.raises(UserError) as caught:
+        analyze([str(tmp_path)], engine="spark", spark=spark)
+    message = str(caught.value)
+    assert message.startswith("could not read the trace with Spark:") and str(bad) in message
+    assert "\n" not in message and " at org." not in message
+    # the local engine names the same file
+    with pytest.raises(UserError, match="bad.parquet: not a readable Parquet file"):
+        analyze([str(tmp_path)], engine="local")

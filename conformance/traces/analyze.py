@@ -32,7 +32,7 @@ def analyze(paths: list[str], *, engine: str = "local", master: str | None = Non
         table = read_trace(paths)
         result = analyze_table(table, lateness_ms=lateness_ms, max_rows=max_rows, source=", ".join(map(str, paths)))
     elif engine == "spark":
-        from wheelspec.conformance.traces.spark import analyze_dataframe, load
+        from wheelspec.conformance.traces.spark import analyze_dataframe, load, unreadable_files_as_user_errors
         from wheelspec.conformance.traces.spark_session import get_session, session_info
 
         given = spark
@@ -40,7 +40,8 @@ def analyze(paths: list[str], *, engine: str = "local", master: str | None = Non
             spark = get_session(master, driver_memory=driver_memory, extra=conf)
             session_seconds = time.perf_counter() - t0
             t0 = time.perf_counter()
-        result = analyze_dataframe(spark, load(spark, list(paths)), lateness_ms=lateness_ms, max_rows=max_rows)
+        with unreadable_files_as_user_errors():
+            result = analyze_dataframe(spark, load(spark, list(paths)), lateness_ms=lateness_ms, max_rows=max_rows)
         if given is None:   # the session this call asked for: its master, and what --conf set
             result["spark"] = session_info(spark, conf or {})
     else:

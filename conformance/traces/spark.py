@@ -24,6 +24,7 @@ Import is cheap; pyspark is imported when a function runs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import time
@@ -31,6 +32,7 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
+from wheelspec.conformance.adapters.protocol import clean_text
 from wheelspec.conformance.traces.format import EVENT_KINDS, KIND_COLUMNS, TRACE_SCHEMA
 from wheelspec.conformance.traces.rules import PROFILES, ROW_COLUMNS, bucket_width, finish, level_thresholds
 from wheelspec.spec.errors import UserError
@@ -114,6 +116,32 @@ def _check_cast(df: Any, name: str, src: str, target: str, where: str) -> None:
 
 def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+
+
+#: what Spark's failure says when a file of the trace cannot be read (truncated, corrupt, not
+#: Parquet): its error classes and the Java exceptions it may carry as a cause
+_UNREADABLE = ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "ParquetDecodingException", "is not a Parquet file")
+
+
+@contextlib.contextmanager
+def unreadable_files_as_user_errors() -> Iterator[None]:
+    """A trace file Spark cannot read, met when a job runs (at the start, reading footers, or in
+    the middle, reading a corrupt page), is one line naming it (:class:`UserError`), not a Java
+    stack; any other failure of Spark's goes on as it is: a bug to report, not the user's input."""
+    from py4j.protocol import Py4JJavaError
+
+    try:
+        yield
+    except Py4JJavaError as e:
+        text = str(e)  # py4j puts the whole Java stack here, causes included
+        if not any(k in text for k in _UNREADABLE):
+            raise
+        try:
+            message = str(e.java_exception.getMessage())
+        except Exception:  # noqa: BLE001 - the JVM may be gone; the text has the message too
+            message = text
+        line = (message.strip().splitlines() or [type(e).__name__])[0]
+        raise UserError(f"could not read the trace with Spark: {clean_text(line, 300)}") from None
 
 
 def _spark_type(t: Any) -> str:

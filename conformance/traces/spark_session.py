@@ -39,6 +39,12 @@ appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 logger.spark.name = org.apache.spark
 logger.spark.level = error
+# A task that fails (a corrupt trace file mid-job) is logged by the executor and the scheduler
+# with its Java stack; wheelspec reports the failure itself, in one line when it is the input's.
+logger.executor.name = org.apache.spark.executor.Executor
+logger.executor.level = fatal
+logger.tasks.name = org.apache.spark.scheduler.TaskSetManager
+logger.tasks.level = fatal
 """
 
 
