@@ -100,6 +100,22 @@ def test_judge_flags_a_refused_valid_request_and_an_accepted_invalid_one():
     assert [f.prop for f in f3] == ["accepted-invalid"]  # a cancel of a task never added
 
 
+def test_the_oracle_cache_never_judges_a_schedule_with_the_run_of_one_only_equal_in_python():
+    """``AddTask(task=True)`` == ``AddTask(task=1)`` in Python (and their hashes agree), but the
+    reference refuses a bool id: a schedule judged after the other must get its own oracle run."""
+    adapter = reference_adapter()
+    caps = adapter.hello().capabilities
+    config = Config(1, 20, 0, 1000)
+    ints = [ops.AddTask(task=1, delay=5), ops.Watch(op=2, delay=5, keys=(1,), completable=False),
+            ops.AdvanceTo(time=10)]
+    bools = [ops.AddTask(task=True, delay=5), ops.Watch(op=2, delay=5, keys=(True,), completable=False),
+             ops.AdvanceTo(time=10)]
+    for first, second in ((ints, bools), (bools, ints)):
+        assert judge(run_ops(adapter, config, first), caps) == []
+        run = run_ops(adapter, config, second)
+        assert judge(run, caps) == [], [s.response for s in run.steps]
+
+
 def test_profile_judgement_catches_a_planted_early_fire_without_the_oracle():
     caps = Capabilities(profile="strict", configurable=("start_ms",))  # oracle: refusals only
 

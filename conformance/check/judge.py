@@ -231,7 +231,11 @@ def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op],
 
 class _HashedKey:
     """A key of :class:`_OracleRuns` that hashes its schedule once (a tuple does it at every
-    lookup, an operation at a time)."""
+    lookup, an operation at a time) and is equal to another only if the schedules are the same
+    value for value *and type for type*: ``AddTask(task=True)`` equals ``AddTask(task=1)`` as
+    Python compares them, but the reference refuses the first and accepts the second, so one
+    must never be judged with the other's oracle run.  ``repr`` tells them apart; it is computed
+    only for a key found equal, a hit that saves a whole oracle run."""
 
     __slots__ = ("parts", "_hash")
 
@@ -243,7 +247,8 @@ class _HashedKey:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _HashedKey) and self._hash == other._hash and self.parts == other.parts
+        return (isinstance(other, _HashedKey) and self._hash == other._hash and self.parts == other.parts
+                and repr(self.parts) == repr(other.parts))
 
 
 class _OracleRuns:
