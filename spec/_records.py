@@ -8,7 +8,7 @@ Decoding errors name the field that was wrong, so callers can add the file and l
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from .errors import RecordError
 
@@ -21,27 +21,47 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind}
-        for name, omit, default in _written(type(self)):
-            v = getattr(self, name)
+        for f in fields_of(type(self)).fields:
+            v = getattr(self, f.name)
             # Fields added after a format was published are written only when they matter, so
             # files and request lines written before them stay byte-for-byte the same.
-            if omit and v == default:
+            if f.omit_default and v == f.default:
                 continue
-            d[name] = list(v) if isinstance(v, tuple) else v
+            d[f.name] = list(v) if isinstance(v, tuple) else v
         return d
 
 
-def _written(cls: type) -> tuple[tuple[str, bool, Any], ...]:
-    """Per field of ``cls``: its name, whether it is left out at its default, that default."""
-    out = _WRITTEN.get(cls)
-    if out is None:  # once per class: dataclasses.fields costs more than a small record's to_dict
-        out = _WRITTEN[cls] = tuple((f.name, bool(f.metadata.get("omit_default")), f.default)
-                                    for f in dataclasses.fields(cls))
-    return out
+class FieldInfo(NamedTuple):
+    """What the record code reads of one dataclass field, once per class."""
+
+    name: str
+    type: str           # the annotation's name: "int", "bool", "str", "tuple[...]", "Key", ...
+    default: Any        # dataclasses.MISSING when the field has none
+    omit_default: bool  # left out of to_dict at its default (fields added after a format's release)
 
 
-#: record class -> what :meth:`Record.to_dict` writes (filled by :func:`_written`)
-_WRITTEN: dict[type, tuple[tuple[str, bool, Any], ...]] = {}
+class FieldTable(NamedTuple):
+    fields: tuple[FieldInfo, ...]
+    names: tuple[str, ...]
+    #: the keys a record's dict may hold: its field names and "kind"
+    keys: frozenset[str]
+
+
+def fields_of(cls: type) -> FieldTable:
+    """The field table of record class ``cls``, built on first use (``dataclasses.fields`` costs
+    more than a small record's ``to_dict`` or decode, or a call through :func:`ops.invoke`)."""
+    table = _TABLES.get(cls)
+    if table is None:
+        infos = tuple(FieldInfo(f.name, f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type)),
+                                f.default, bool(f.metadata.get("omit_default")))
+                      for f in dataclasses.fields(cls))
+        names = tuple(f.name for f in infos)
+        table = _TABLES[cls] = FieldTable(infos, names, frozenset(names) | {"kind"})
+    return table
+
+
+#: record class -> its :class:`FieldTable` (filled by :func:`fields_of`)
+_TABLES: dict[type, FieldTable] = {}
 
 
 def registry(*classes: type[R]) -> dict[str, type[R]]:
@@ -56,34 +76,24 @@ def decode(reg: dict[str, type[R]], d: Any, what: str) -> R:
     if not isinstance(kind, str) or kind not in reg:
         raise RecordError(f"unknown {what} kind {kind!r} (expected one of {', '.join(sorted(reg))})")
     cls = reg[kind]
-    fields = _FIELDS.get(cls)
-    if fields is None:  # once per class: dataclasses.fields costs more than a small decode
-        fs = tuple((f, _type_name(f)) for f in dataclasses.fields(cls))
-        fields = _FIELDS[cls] = (fs, frozenset(f.name for f, _ in fs) | {"kind"})
+    table = fields_of(cls)
     kwargs: dict[str, Any] = {}
-    for f, t in fields[0]:
+    for f in table.fields:
         if f.name in d:
             v = d[f.name]
         elif f.default is not dataclasses.MISSING:
             v = f.default
         else:
             raise RecordError(f"{what} {kind!r}: missing field {f.name!r}")
-        kwargs[f.name] = v if t == "int" and type(v) is int else _coerce(kind, f, t, v, what)
-    if not fields[1].issuperset(d):
-        raise RecordError(f"{what} {kind!r}: unknown field {sorted(set(d) - fields[1])[0]!r}")
+        kwargs[f.name] = v if f.type == "int" and type(v) is int else _coerce(kind, f, v, what)
+    if not table.keys.issuperset(d):
+        raise RecordError(f"{what} {kind!r}: unknown field {sorted(set(d) - table.keys)[0]!r}")
     return cls(**kwargs)
 
 
-def _type_name(f: dataclasses.Field) -> str:
-    return f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
-
-
-#: record class -> (its fields with their type names, their names and "kind"), filled by :func:`decode`
-_FIELDS: dict[type, tuple[tuple[tuple[dataclasses.Field, str], ...], frozenset[str]]] = {}
-
-
-def _coerce(kind: str, f: dataclasses.Field, t: str, v: Any, what: str) -> Any:
-    """``v`` checked against the type ``t`` of field ``f`` (a tuple's list becomes a tuple)."""
+def _coerce(kind: str, f: FieldInfo, v: Any, what: str) -> Any:
+    """``v`` checked against the type of field ``f`` (a tuple's list becomes a tuple)."""
+    t = f.type
     if t == "int":
         ok = type(v) is int or (isinstance(v, int) and not isinstance(v, bool))
     elif t == "bool":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ._records import Record, decode, registry
+from ._records import Record, decode, fields_of, registry
 
 Key = str | int
 
@@ -165,11 +165,6 @@ def invoke(target: Any, op: Op, *leading: Any) -> Any:
     method = METHODS.get(t)
     if method is None:
         raise TypeError(f"not an operation: {op!r}")
-    names = _FIELD_NAMES.get(t)
-    if names is None:  # once per record type: dataclasses.fields costs more than the call itself
-        names = _FIELD_NAMES[t] = tuple(f.name for f in dataclasses.fields(op))
+    names = fields_of(t).names
     return getattr(target, method)(*leading, *[getattr(op, n) for n in names])
 
-
-#: record type -> its field names, in order (filled by :func:`invoke`)
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
