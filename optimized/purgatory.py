@@ -29,6 +29,7 @@ import numpy as np
 
 from wheelspec.spec.errors import InvariantError
 from wheelspec.spec.limits import MAX_DELAY_MS, MIN_DELAY_MS, RangeError, check_key, check_purge_interval, check_range
+from wheelspec.spec.profiles import KAFKA, check_purge_point
 
 from . import layout as L
 from . import purgatory_kernels as PK
@@ -283,9 +284,7 @@ class ArrayPurgatory:
         first ``purge_point`` of them (None: after all; Kafka's executor race, SEMANTICS.md).
         Returns ``(completions, purge report or None)``; the report's ``after`` says where the
         check came among the completions."""
-        if purge_point is not None and (isinstance(purge_point, bool) or not isinstance(purge_point, int)
-                                        or purge_point < 0):
-            raise ValueError(f"purge_point must be a non-negative int or None, got {purge_point!r}")
+        purge_point = check_purge_point(purge_point, KAFKA, "purge_point")  # (KAFKA: the rule for ints only)
         fired, _ = self.timer.advance_to(time_ms)
         first = fired if purge_point is None else fired[:purge_point]
         logged = int(self.P[PK.P_NLOG])

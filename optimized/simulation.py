@@ -50,6 +50,7 @@ from wheelspec.spec.profiles import (
     check_engine_executor_order,
     check_mock_size_rule,
     check_purge_point,
+    purge_point_of,
 )
 
 from . import layout as L
@@ -162,11 +163,9 @@ class Simulation:
             raise ValueError(f"time_ms={t} is before the clock's current time {self.now}: time never goes back")
         fired, fired_exps = self.timer.advance_to(t)
         self._fires(fired, fired_exps)
-        point, self._purge_point = self._purge_point, None
+        point, self._purge_point = purge_point_of(self.executor_order, self._purge_point), None
         if not behaviour(self.profile).executor_race:
             point = None  # MockTimer runs expired operations inline, before the check
-        elif point is None and self.executor_order != EXPIRE_BEFORE_PURGE:
-            point = 0
         (rows, vias), report = self.purgatory.advance_to(t, point)
         if report is None:
             self._completions((rows, vias))

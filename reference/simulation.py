@@ -47,6 +47,7 @@ from wheelspec.spec.profiles import (
     check_engine_executor_order,
     check_mock_size_rule,
     check_purge_point,
+    purge_point_of,
 )
 
 from .clock import ManualClock
@@ -144,9 +145,7 @@ class Simulation:
         # The purgatory's advanceClock, cut where the executor race is: its timer hands expired
         # operations to the executor, the executor runs some of them, the reaper's purge check
         # runs, the executor runs the rest.
-        point, self._purge_point = self._purge_point, None
-        if point is None:
-            point = None if self.executor_order == EXPIRE_BEFORE_PURGE else 0
+        point, self._purge_point = purge_point_of(self.executor_order, self._purge_point), None
         self.purgatory.timer.advance_clock(0)
         self._run_executor(point)
         self.purgatory.purge_check()

@@ -138,16 +138,24 @@ def check_engine_executor_order(order: object, profile_name: str) -> str:
     return order
 
 
-def check_purge_point(expirations_before: object, profile_name: str) -> int | None:
+def check_purge_point(expirations_before: object, profile_name: str, name: str = "expirations_before") -> int | None:
     """The argument of an engine's ``set_purge_point``: how many of the next advance's expirations
     the executor runs before the purge check (None: as the engine's executor order says).  A
     non-negative int, and under a profile without an executor race only None or 0."""
     if expirations_before is not None and (isinstance(expirations_before, bool)
                                            or not isinstance(expirations_before, int) or expirations_before < 0):
-        raise ValueError(f"expirations_before must be a non-negative int or None, got {expirations_before!r}")
+        raise ValueError(f"{name} must be a non-negative int or None, got {expirations_before!r}")
     if expirations_before not in (None, 0) and not behaviour(profile_name).executor_race:
         check_executor_order(EITHER_ORDER, profile_name)  # raises: MockTimer has no executor race
     return expirations_before
+
+
+def purge_point_of(order: str, expirations_before: int | None) -> int | None:
+    """How many of an advance's expirations an engine runs before its purge check: the point a
+    ``set_purge_point`` gave, else the one ``order`` implies (None: all of them)."""
+    if expirations_before is not None:
+        return expirations_before
+    return None if order == EXPIRE_BEFORE_PURGE else 0
 
 
 def purge_allowed_after(order: str, expirations_before: int, expirations_after: int) -> bool:
