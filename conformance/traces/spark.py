@@ -114,8 +114,9 @@ def _check_cast(df: Any, name: str, src: str, target: str, where: str) -> None:
                         f"{target}; the value {bad[0]!r} is not one")
 
 
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+def _first_line(e: BaseException, text: str | None = None) -> str:
+    """The first line of ``text`` (by default ``str(e)``), at most 300 characters."""
+    return ((str(e) if text is None else text).strip().splitlines() or [type(e).__name__])[0][:300]
 
 
 #: what Spark's failure says when a file of the trace cannot be read (truncated, corrupt, not
@@ -140,8 +141,7 @@ def unreadable_files_as_user_errors() -> Iterator[None]:
             message = str(e.java_exception.getMessage())
         except Exception:  # noqa: BLE001 - the JVM may be gone; the text has the message too
             message = text
-        line = (message.strip().splitlines() or [type(e).__name__])[0]
-        raise UserError(f"could not read the trace with Spark: {clean_text(line, 300)}") from None
+        raise UserError(f"could not read the trace with Spark: {clean_text(_first_line(e, message))}") from None
 
 
 def _spark_type(t: Any) -> str:
