@@ -1,0 +1,171 @@
+"""Same runs, two trees: do the verdicts of ``wheelspec check`` move?
+
+Any change that could move a verdict is checked by running the same ``wheelspec check --json``
+commands on the tree before and the tree after, and comparing the reports.  This script does both
+halves::
+
+    # the reports of one tree (its python, run from its checkout so tests.fixtures resolve there)
+    python -m wheelspec.benchmarks.verdicts run OUT_BEFORE --python /old/venv/bin/python --cwd /old/tree
+    python -m wheelspec.benchmarks.verdicts run OUT_AFTER
+    # what moved
+    python -m wheelspec.benchmarks.verdicts diff OUT_BEFORE OUT_AFTER
+
+The implementations (:data:`IMPLS`) are wheelspec's engines, the test fixtures (broken engines
+in-process and served, the variants of ``tests/fixtures/variants`` and their correct timer) and
+the third-party Python adapters.  ``diff`` compares, per implementation, the status, the verdict per
+contract, each scenario's status and findings, and each failing seed's findings; what varies between
+two runs of the same tree (times, rates, process ids, the output folder) is left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+_SERVE = "cmd:{python} -m wheelspec.conformance.adapters.serve "
+
+#: the implementations judged, as ``--impl`` values ({python}: the tree's interpreter); the broken
+#: fixtures ``tries_completed`` and ``retimes_completed`` are left out: shrinking their failures
+#: takes over a quarter of an hour of CPU each
+IMPLS: tuple[str, ...] = (
+    "reference", "reference-mock", "optimized", "reference-subprocess", "optimized-subprocess",
+    "wheelspec.conformance.adapters.stdlib_sched:adapter",
+    "wheelspec.conformance.adapters.asyncio_loop:adapter",
+    "tests.fixtures.broken:fires_early", "tests.fixtures.broken:fires_cancelled",
+    "tests.fixtures.broken:fires_twice", "tests.fixtures.broken:drops_readd",
+    "tests.fixtures.broken:relative_bucket", "tests.fixtures.broken:no_requeue",
+    "tests.fixtures.broken:one_try", "tests.fixtures.broken:complete_twice",
+    "tests.fixtures.broken:no_purge",
+    _SERVE + "tests.fixtures.broken:fires_early", _SERVE + "tests.fixtures.broken:drops_readd",
+    "tests.fixtures.variants:correct_timer",
+)
+
+#: keys whose values differ between two runs of one tree
+_VOLATILE = {"seconds", "schedules_per_s", "ops_per_s", "wheelspec", "counterexamples"}
+_PID = re.compile(r"\b(pid|process) \d+")
+
+
+def _variant_impls(python: str, cwd: str) -> list[str]:
+    """``tests.fixtures.variants:NAME`` for every variant the tree at ``cwd`` defines."""
+    code = "from tests.fixtures.variants import FACTORIES as F; print(' '.join(f.__name__ for f in F.values()))"
+    out = subprocess.run([python, "-c", code], cwd=cwd, capture_output=True, text=True, check=True)
+    return [f"tests.fixtures.variants:{n}" for n in out.stdout.split()]
+
+
+def _safe(impl: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", impl.replace("{python} ", ""))[:120]
+
+
+def run(out: Path, *, python: str, cwd: str, schedules: int, seed: int) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    impls = [*IMPLS, *_variant_impls(python, cwd)]
+    for impl in impls:
+        spec = impl.format(python=python)
+        dest = out / f"{_safe(impl)}.json"
+        t0 = time.perf_counter()
+        cmd = [python, "-m", "wheelspec", "check", "--impl", spec, "--schedules", str(schedules),
+               "--seed", str(seed), "--json", str(dest), "--out", str(out / "cx")]
+        rc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
+        print(f"{impl}: exit {rc.returncode} in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def _norm(x: Any, python: str) -> Any:
+    if isinstance(x, dict):
+        return {k: _norm(v, python) for k, v in x.items() if k not in _VOLATILE}
+    if isinstance(x, list):
+        return [_norm(v, python) for v in x]
+    if isinstance(x, str):
+        return _PID.sub(r"\1 N", x.replace(python, "PYTHON"))
+    return x
+
+
+def _load(path: Path) -> dict[str, Any]:
+    d = json.loads(path.read_text())
+    impl = d["implementations"][0]
+    python = impl["spec"].split()[0][4:] if impl["spec"].startswith("cmd:") else "\0"
+    return _norm(impl, python) | {"exit_code": d.get("exit_code")}
+
+
+def _failing(rep: dict[str, Any], kinds: set[str]) -> dict[str, list[str]]:
+    """Failing seed of ``kinds`` -> its properties; scenario -> its status and properties."""
+    out = {f"{f['kind']}-{f['seed']}": sorted({x["prop"] for x in f["failures"]})
+           for f in rep.get("campaign", {}).get("failures", []) if f["kind"] in kinds}
+    for s in rep.get("scenarios", []):
+        props = sorted({x["prop"] for x in s.get("failures", [])})
+        out[s["name"]] = [s.get("status", "?"), *props]
+    return out
+
+
+def _by_kind(rep: dict[str, Any], kind: str) -> str:
+    """How many seeds of ``kind`` failed, and which properties."""
+    fails = [f for f in rep.get("campaign", {}).get("failures", []) if f["kind"] == kind]
+    props = sorted({p for f in fails for p in [*f.get("props", []), *(x["prop"] for x in f["failures"])]})
+    return f"{len(fails)} failing ({', '.join(props) or '-'})"
+
+
+def diff(before: Path, after: Path, redrawn: set[str]) -> int:
+    """Print what moved; seeds of the kinds in ``redrawn`` (a generator version changed between
+    the trees, so seed N is another schedule) are compared as counts and properties only."""
+    names = sorted({p.name for p in before.glob("*.json")} | {p.name for p in after.glob("*.json")})
+    same = 0
+    for name in names:
+        a, b = before / name, after / name
+        if not (a.exists() and b.exists()):
+            print(f"{name[:-5]}: only {'before' if a.exists() else 'after'}")
+            continue
+        ra, rb = _load(a), _load(b)
+        if ra == rb:
+            same += 1
+            continue
+        print(f"{name[:-5]}: status {ra['status']} -> {rb['status']}, exit {ra['exit_code']} -> {rb['exit_code']}")
+        va, vb = ra.get("verdicts", {}), rb.get("verdicts", {})
+        for k in sorted(set(va) | set(vb)):
+            if va.get(k) != vb.get(k):
+                print(f"    verdict {k}: {va.get(k)} -> {vb.get(k)}")
+        kinds = {"timer", "purgatory"} - redrawn
+        fa, fb = _failing(ra, kinds), _failing(rb, kinds)
+        for k in sorted(set(fa) | set(fb)):
+            if fa.get(k) != fb.get(k):
+                print(f"    {k}: {fa.get(k, 'pass')} -> {fb.get(k, 'pass')}")
+        for kind in sorted(redrawn):
+            was, now = _by_kind(ra, kind), _by_kind(rb, kind)
+            if was != now:
+                print(f"    {kind} seeds (redrawn): {was} -> {now}")
+        rest = sorted(k for k in set(ra) | set(rb) if ra.get(k) != rb.get(k))
+        print(f"    fields that differ: {', '.join(rest)}")
+    print(f"{same} of {len(names)} reports identical")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m wheelspec.benchmarks.verdicts", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="write one JSON report per implementation into OUT")
+    r.add_argument("out", type=Path)
+    r.add_argument("--python", default=sys.executable, help="the tree's interpreter (default: this one)")
+    r.add_argument("--cwd", default=".", help="the tree's checkout (default: here)")
+    r.add_argument("--schedules", type=int, default=150, help="schedules per campaign kind (default 150)")
+    r.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    d = sub.add_parser("diff", help="compare two folders written by run")
+    d.add_argument("before", type=Path)
+    d.add_argument("after", type=Path)
+    d.add_argument("--redrawn", action="append", default=[], choices=("timer", "purgatory"),
+                   help="a campaign kind whose generator version differs between the trees: its seeds "
+                        "are compared as counts and properties, not seed by seed")
+    args = p.parse_args(argv)
+    if args.cmd == "run":
+        run(args.out, python=args.python, cwd=args.cwd, schedules=args.schedules, seed=args.seed)
+        return 0
+    return diff(args.before, args.after, set(args.redrawn))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
