@@ -103,3 +103,24 @@ def test_an_unreadable_file_is_one_line_naming_it_not_a_java_stack(spark, tmp_pa
     # the local engine names the same file
     with pytest.raises(UserError, match="bad.parquet: not a readable Parquet file"):
         analyze([str(tmp_path)], engine="local")
+
+
+@pytest.mark.timeout(600)
+def test_values_past_the_ranges_give_the_local_engines_verdicts_and_messages(spark, tmp_path):
+    """Times near 2^63, a deadline a recorder wrapped and a reference history at the edges of the
+    ranges: the same well-formed reasons, true numbers (a deadline past int64) and lateness."""
+    from test_trace_analyze_ranges import edge_history, past_the_ranges
+
+    table, wrapped = past_the_ranges()
+    (tmp_path / "ds").mkdir()
+    pq.write_table(table, tmp_path / "ds" / "past.parquet")
+    write_trace(edge_history(), tmp_path / "ds" / "edge.parquet")
+    local = analyze([str(tmp_path / "ds")], engine="local", lateness_ms=10)
+    remote = analyze([str(tmp_path / "ds")], engine="spark", spark=spark, lateness_ms=10)
+    for r in (local, remote):
+        assert r.pop("engine") and r.pop("seconds") >= 0
+    assert remote == local
+    assert local["properties"]["well-formed"]["violations"] == 8
+    assert any(r["deadline"] == 2**63 + 94 for r in local["properties"]["well-formed"]["rows"])
+    assert not wrapped & {r["deadline"] for v in local["properties"].values() for r in v["rows"]}
+    assert [(g["count"], g["max"]) for g in local["lateness"]] == [(2, 2**40 - 1)]

@@ -16,15 +16,15 @@ from typing import Any
 from wheelspec.conformance.cli.args import (
     STDOUT,
     ValueOrDeprecatedFlag,
-    count,
+    between,
     describe,
-    non_negative,
     seed,
     writable_dir,
     writable_file,
 )
 from wheelspec.conformance.traces.analyze import analyze
-from wheelspec.conformance.traces.spark_session import conf_item
+from wheelspec.conformance.traces.rules import MAX_LATENESS_MS, MAX_ROWS, MAX_SYNTHETIC_ROWS, MIN_SYNTHETIC_ROWS
+from wheelspec.conformance.traces.spark_session import MIN_DRIVER_MIB, conf_item, memory_size
 from wheelspec.spec.errors import UserError
 
 
@@ -35,7 +35,9 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
                    help="local: pyarrow + numpy in this process (no Java); spark: PySpark DataFrame jobs")
     p.add_argument("--master", default=None,
                    help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
-    p.add_argument("--driver-memory", default="4g", help="Spark driver memory (default 4g)")
+    p.add_argument("--driver-memory", type=memory_size, default="4g", metavar="SIZE",
+                   help=f"Spark driver memory: a number with a suffix k, m, g, t (4g, 512m; a bare number is "
+                        f"MiB), at least {MIN_DRIVER_MIB}m (default 4g)")
     p.add_argument("--conf", type=conf_item, action="append", default=[], metavar="KEY=VALUE",
                    help="with --engine spark: a Spark setting for the session, as spark-submit --conf (repeatable)")
     p.add_argument("--out", type=writable_dir, metavar="DIR",
@@ -43,13 +45,15 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
                         "analysis; the plots need the 'reports' extra)")
     p.add_argument("--json", type=_json_target, metavar="FILE", action=ValueOrDeprecatedFlag, flag_value=STDOUT,
                    new="--json -", help="write the JSON result to FILE (- for stdout, instead of the summary)")
-    p.add_argument("--lateness-ms", type=int, default=None, metavar="MS",
-                   help="also judge late-fire: fire - exp must be <= this many ms")
-    p.add_argument("--max-rows", type=non_negative, default=20,
-                   help="violating rows reported per property (default 20)")
-    p.add_argument("--synthetic", type=count, metavar="ROWS",
-                   help="analyze a seeded synthetic trace of about ROWS rows instead of TRACE files")
-    p.add_argument("--seed", type=seed, default=0, help="seed of --synthetic")
+    p.add_argument("--lateness-ms", type=between(0, MAX_LATENESS_MS), default=None, metavar="MS",
+                   help=f"also judge late-fire: fire - exp must be <= this many ms, 0 to {MAX_LATENESS_MS} "
+                        f"(the largest lateness the protocol's time and delay ranges allow)")
+    p.add_argument("--max-rows", type=between(0, MAX_ROWS), default=20, metavar="N",
+                   help=f"violating rows reported per property, 0 to {MAX_ROWS} (default 20)")
+    p.add_argument("--synthetic", type=between(MIN_SYNTHETIC_ROWS, MAX_SYNTHETIC_ROWS), metavar="ROWS",
+                   help=f"analyze a seeded synthetic trace of about ROWS rows instead of TRACE files, "
+                        f"{MIN_SYNTHETIC_ROWS} to {MAX_SYNTHETIC_ROWS}")
+    p.add_argument("--seed", type=seed, default=0, help="seed of --synthetic, 0 to 2^63-1 (default 0)")
     p.add_argument("--plant", default="", help="with --synthetic: plant violations, comma list of early,double")
     p.add_argument("--save-trace", type=writable_file, metavar="PATH",
                    help="with --synthetic: also write the trace to this Parquet file")
@@ -136,8 +140,9 @@ def _summary(result: dict[str, Any]) -> None:
         mark = "ok  " if v["violations"] == 0 else "FAIL"
         print(f"  {mark} {p:22} {v['violations']}")
         for r in v["rows"][:5]:
+            why = f": {r['why']}" if r.get("why") else ""
             print(f"         run {r['run']} seq {r['seq']}: {r['kind']} id={r['id']} time={r['time']} "
-                  f"deadline={r['deadline']}")
+                  f"deadline={r['deadline']}{why}")
     for g in result["lateness"][:12]:
         print(f"  lateness {g['impl'] or '-'} level {g['level']} {g['profile']}: n={g['count']} p50={g['p50']} "
               f"p99={g['p99']} max={g['max']} early={g['early']}")

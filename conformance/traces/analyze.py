@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from wheelspec.conformance.traces.rules import check_options
 from wheelspec.spec.errors import UserError
 
 
@@ -23,6 +24,7 @@ def analyze(paths: list[str], *, engine: str = "local", master: str | None = Non
     """Analyze trace files; returns the JSON-able result (``engine``, ``clock`` and ``seconds`` added, and
     ``session_seconds`` and ``spark`` when this call started the SparkSession: ``spark`` holds its
     master and, for each ``conf`` key (``--conf``), the value the session ended up with)."""
+    check_options(lateness_ms, max_rows)   # before a trace is read or Spark starts
     t0 = time.perf_counter()
     session_seconds: float | None = None
     if engine == "local":

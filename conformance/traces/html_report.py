@@ -93,6 +93,8 @@ ROW_COLUMNS: dict[str, str] = {
     "id": "task or operation id",
     "time": "the clock reading when the event happened",
     "deadline": "the task's expiration (fire) or the operation's deadline (watch, complete, expire)",
+    "why": "what is wrong with the row, where the property says (well-formed: the rule it breaks, with exact "
+           "numbers)",
 }
 
 
@@ -378,7 +380,8 @@ def _violations(props: dict[str, Any]) -> list[str]:
         groups: dict[str, list[dict[str, Any]]] = {}
         for r in v["rows"]:
             groups.setdefault(_shape(p, r), []).append(r)
-        cols = list(ROW_COLUMNS)
+        # the why column only where the property says what is wrong (well-formed)
+        cols = [c for c in ROW_COLUMNS if c != "why" or any(r.get("why") for r in v["rows"])]
         rows = [{"shape": s, "rows": len(rs), **rs[0]} for s, rs in groups.items()]
         parts.append(_table(rows, ["shape", "rows", *cols]))
         more = [r for rs in groups.values() for r in rs[1:]]

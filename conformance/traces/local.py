@@ -17,7 +17,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from wheelspec.conformance.traces.format import EVENT_KINDS, conform
-from wheelspec.conformance.traces.rules import CAUSED, PROFILES, bucket_width, finish, level_thresholds
+from wheelspec.conformance.traces.rules import (
+    CAUSED,
+    DEADLINE_RANGE,
+    DELAY_RANGE,
+    PROFILES,
+    TIME_RANGE,
+    bucket_width,
+    check_options,
+    finish,
+    level_thresholds,
+)
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.events import VIAS
 from wheelspec.spec.profiles import KAFKA, behaviour
@@ -26,6 +36,11 @@ K = {k: i for i, k in enumerate(EVENT_KINDS)}
 ADD, FIRE, CANCEL, ADV = K["add"], K["fire"], K["cancel"], K["advance"]
 COMPLETE, EXPIRE, WATCH, SETC = K["complete"], K["expire"], K["watch"], K["set_completable"]
 CHECK, CFK, FORCE = K["check"], K["cancel_for_key"], K["force_complete"]
+#: the kinds whose deadline is the row's own ``time + delay`` (docs/TRACE_FORMAT.md)
+DEADLINE_IS_SUM = (ADD, WATCH, K["resubmit"])
+#: the well-formed rules, as bits of a row's reason code (one row may break several)
+(WF_TIME, WF_DELAY, WF_DEADLINE, WF_CLOCK_BACK, WF_NOT_SUM, WF_VIA, WF_WATCHED_TWICE,
+ WF_NOT_WATCHED) = (1 << i for i in range(8))
 # What each profile (by its code, the index in PROFILES) does, as lookup tables on the codes:
 # the analysis asks these, never a profile's name (wheelspec.spec.profiles.Behaviour).
 USES_TICK = np.array([behaviour(p).uses_tick for p in PROFILES])
@@ -143,6 +158,16 @@ def _plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a + b
 
 
+def _within(a: np.ndarray, bounds: tuple[int, int]) -> np.ndarray:
+    """``lo <= a <= hi`` per row (comparisons only: nothing to wrap)."""
+    return (a >= bounds[0]) & (a <= bounds[1])
+
+
+def _wrap64(v: int) -> int:
+    """``v`` as a Java ``long`` (or numpy int64) sum would hold it: wrapped to 64 bits."""
+    return (v + 2**63) % 2**64 - 2**63
+
+
 def _pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
     """One int64 code per (r, x) pair, equal iff the pairs are equal, across all ``pairs``."""
     r = np.concatenate([a for a, _ in pairs])
@@ -202,8 +227,22 @@ class _Rows:
     def label_code(self, name: str) -> int:
         return self.labels.index(name) if name in self.labels else -1
 
-    def rows(self, pos: np.ndarray, limit: int) -> list[dict[str, Any]]:
-        """Example rows (the first ``limit`` by run name, seq) as plain dicts."""
+    def deadline(self, p: int) -> int | None:
+        """Row ``p``'s deadline as reported: the trace's, except that a deadline defined as the
+        row's ``time + delay`` and holding that sum wrapped to 64 bits (a recorder's ``long``
+        arithmetic) is the exact sum, a Python int."""
+        if not self.dl_ok[p]:
+            return None
+        dl = int(self.dl[p])
+        if self.kind[p] in DEADLINE_IS_SUM and self.delay_ok[p]:
+            exact = int(self.time[p]) + int(self.delay[p])
+            if exact != dl and _wrap64(exact) == dl:
+                return exact
+        return dl
+
+    def rows(self, pos: np.ndarray, limit: int, why: Any = None) -> list[dict[str, Any]]:
+        """Example rows (the first ``limit`` by run name, seq) as plain dicts (:data:`.rules.ROW_COLUMNS`);
+        ``why(p)``: what is wrong with row ``p``, if the property says."""
         pos = np.asarray(pos, np.int64)
         if pos.size == 0:
             return []
@@ -211,10 +250,10 @@ class _Rows:
         o = sorted(range(pos.size), key=lambda i: (names[i], int(self.seq[pos[i]])))[:limit]
         out = []
         for i in o:
-            p = pos[i]
+            p = int(pos[i])
             out.append({"run": names[i], "seq": int(self.seq[p]), "kind": EVENT_KINDS[self.kind[p]],
                         "id": int(self.id[p]) if self.id_ok[p] else None, "time": int(self.time[p]),
-                        "deadline": int(self.dl[p]) if self.dl_ok[p] else None})
+                        "deadline": self.deadline(p), "why": why(p) if why is not None else None})
         return out
 
 
@@ -224,6 +263,7 @@ Violations = dict[str, tuple[int, list[dict[str, Any]]]]
 
 def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: int = 20,
                   source: str = "<trace>") -> dict[str, Any]:
+    check_options(lateness_ms, max_rows)
     table = conform(table, source)
     if table.num_rows == 0:
         raise UserError(f"{source}: the trace has no rows")
@@ -257,10 +297,10 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
     n = R.n
     viol: Violations = {}
 
-    def report(prop: str, pos: np.ndarray, count: int | None = None) -> None:
+    def report(prop: str, pos: np.ndarray, count: int | None = None, why: Any = None) -> None:
         pos = np.unique(np.asarray(pos, np.int64))
         old_n, old_rows = viol.get(prop, (0, []))
-        viol[prop] = (old_n + (int(pos.size) if count is None else count), old_rows + R.rows(pos, max_rows))
+        viol[prop] = (old_n + (int(pos.size) if count is None else count), old_rows + R.rows(pos, max_rows, why))
 
     kind, r, seq, time = R.kind, R.r, R.seq, R.time
     caused = np.isin(kind, [K[k] for k in CAUSED])
@@ -274,22 +314,31 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
     gt = INSIDE_ADD[R.prof]   # delay <= 0 runs inside add / watch, with no entry (MockTimer)
 
     # ---- well-formed ----------------------------------------------------------------------------
-    wf = [np.flatnonzero(~first_in_run & (time < np.r_[time[:1], time[:-1]]))]
-    wf.append(np.flatnonzero(np.isin(kind, [ADD, WATCH]) & R.delay_ok & R.dl_ok & (R.dl != _plus(time, R.delay))))
+    wf_bits = np.zeros(n, np.int64)   # per row: the rules it breaks (WF_*)
+    # the protocol's ranges first: the arithmetic below is judged only on rows inside them
+    bad_time = ~_within(time, TIME_RANGE)
+    bad_delay = R.delay_ok & ~_within(R.delay, DELAY_RANGE)
+    bad_dl = R.dl_ok & ~_within(R.dl, DEADLINE_RANGE)
+    wf_bits[bad_time] |= WF_TIME
+    wf_bits[bad_delay] |= WF_DELAY
+    wf_bits[bad_dl] |= WF_DEADLINE
+    wf_bits[~first_in_run & (time < np.r_[time[:1], time[:-1]])] |= WF_CLOCK_BACK
+    sums = np.flatnonzero(np.isin(kind, [ADD, WATCH]) & R.delay_ok & R.dl_ok & ~(bad_time | bad_delay | bad_dl))
+    wf_bits[sums[R.dl[sums] != time[sums] + R.delay[sums]]] |= WF_NOT_SUM   # inside the ranges: no wrap
     via_codes = [R.label_code(v) for v in VIAS]
-    wf.append(np.flatnonzero((kind == COMPLETE) & ~np.isin(R.label, via_codes)))
+    wf_bits[(kind == COMPLETE) & ~np.isin(R.label, via_codes)] |= WF_VIA
     # purgatory ids must name a watched operation (a complete may precede its watch in the window)
     wpos = np.flatnonzero((kind == WATCH) & R.id_ok)
     W_ = wpos[_order(r[wpos], R.id[wpos])]
     w_start, _ = _segments(r[W_], R.id[W_])
-    wf.append(W_[np.arange(W_.size) != w_start])                      # an op watched twice
+    wf_bits[W_[np.arange(W_.size) != w_start]] |= WF_WATCHED_TWICE
     w_first = W_[np.arange(W_.size) == w_start]
     opr = np.flatnonzero(np.isin(kind, [COMPLETE, SETC, FORCE]) & R.id_ok)
     wk, ok_ = _pair_codes((r[w_first], R.id[w_first]), (r[opr], R.id[opr]))
     first_watch = _lookup(wk, w_first, ok_)
     at = np.where(kind[opr] == COMPLETE, np.where(req_ok[opr], req[opr], n), opr)
-    wf.append(opr[(first_watch < 0) | (first_watch > at)])
-    report("well-formed", np.concatenate(wf))
+    wf_bits[opr[(first_watch < 0) | (first_watch > at)]] |= WF_NOT_WATCHED
+    report("well-formed", np.flatnonzero(wf_bits), why=lambda p: _well_formed_why(R, p, int(wf_bits[p])))
 
     # ---- timer rows by (run, id, seq) ----------------------------------------------------------------
     tpos = np.flatnonzero(np.isin(kind, [ADD, FIRE, CANCEL]) & R.id_ok)
@@ -441,10 +490,41 @@ def judge_table(R: _Rows, *, lateness_ms: int | None = None, max_rows: int = 20)
     return viol, by_profile
 
 
+def _well_formed_why(R: _Rows, p: int, bits: int) -> str:
+    """What is wrong with row ``p`` (its ``WF_*`` bits), with the exact numbers (Python ints), the
+    checker's wording where it has one (spec/checker.py)."""
+    t = int(R.time[p])
+    d = int(R.delay[p]) if R.delay_ok[p] else None
+    dl = R.deadline(p)
+    out = []
+    if bits & WF_TIME:
+        out.append(f"time {t} is outside the protocol's clock range [{TIME_RANGE[0]}, {TIME_RANGE[1]}] "
+                   "(spec/limits.py MAX_TIME_MS)")
+    if bits & WF_DELAY:
+        out.append(f"delay {d} is outside the protocol's delay range [{DELAY_RANGE[0]}, {DELAY_RANGE[1]}] "
+                   "(spec/limits.py MIN_DELAY_MS, MAX_DELAY_MS)")
+    if bits & WF_DEADLINE:
+        wrapped = " (time + delay; the trace holds it wrapped to 64 bits)" if dl != int(R.dl[p]) else ""
+        out.append(f"deadline {dl}{wrapped} is outside [{DEADLINE_RANGE[0]}, {DEADLINE_RANGE[1]}], the "
+                   "expirations time + delay can reach inside the protocol's ranges")
+    if bits & WF_CLOCK_BACK:
+        out.append(f"the clock went back from {int(R.time[p - 1])} to {t}")
+    if bits & WF_NOT_SUM:
+        out.append(f"deadline {dl} is not time + delay = {t + (d or 0)}")
+    if bits & WF_VIA:
+        out.append(f"complete has unknown via {R.labels[R.label[p]]!r} (expected one of {', '.join(VIAS)})")
+    if bits & WF_WATCHED_TWICE:
+        out.append(f"op {int(R.id[p])} is watched twice")
+    if bits & WF_NOT_WATCHED:
+        out.append(f"op {int(R.id[p])} was not watched before this row")
+    return "; ".join(out)
+
+
 def lateness_histogram(R: _Rows) -> list[tuple[str, int, str, int, int]]:
-    """(impl, wheel level or -1, profile, fire - exp, count) over every fire with a deadline."""
+    """(impl, wheel level or -1, profile, fire - exp, count) over every fire with a deadline whose
+    time and deadline lie in the protocol's ranges (the others are well-formed findings)."""
     kind, time = R.kind, R.time
-    fr = np.flatnonzero((kind == FIRE) & R.dl_ok)
+    fr = np.flatnonzero((kind == FIRE) & R.dl_ok & _within(time, TIME_RANGE) & _within(R.dl, DEADLINE_RANGE))
     level = np.full(fr.size, -1, np.int64)
     known = R.delay_ok[fr] & R.wheel_ok[fr]
     if known.any():

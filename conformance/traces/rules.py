@@ -43,8 +43,17 @@ Per run, rows ordered by ``seq``.  A *request* row is any row whose kind is not 
   cancel_for_key, not completed, whose last set_completable says true), ``no-lost-operation``
   (as no-lost-task, for a watch's deadline; its end is the first complete or a cancel_for_key
   returning it).
-* ``well-formed``: the clock goes back; an add or watch whose deadline is not time + delay; a
-  complete whose via is unknown.
+* ``well-formed``: a row whose ``time`` lies outside the protocol's clock range, whose ``delay``
+  lies outside its delay range, or whose ``deadline`` lies outside what ``time + delay`` can reach
+  inside both (:data:`TIME_RANGE`, :data:`DELAY_RANGE`, :data:`DEADLINE_RANGE`, from
+  :mod:`wheelspec.spec.limits`); the clock goes back; an add or watch, inside those ranges, whose
+  deadline is not time + delay; a complete whose via is unknown.  Each reported row says which
+  (``why``), with exact numbers.
+
+Every sum and difference of times is exact: int64 where the operands cannot wrap, Python ints
+(local) or ``decimal(20,0)`` (Spark SQL) where they could, so a trace holding values near 2^63 is
+judged and reported with its true numbers.  A fire whose time or deadline lies outside the ranges
+is a ``well-formed`` finding and left out of the lateness statistics.
 
 Not judged here (they need per-row state a set-based pass does not keep): ``size``,
 ``num-delayed``, ``cancel-for-key-result``, ``complete-context``, and the part of ``expire-rule``
@@ -57,11 +66,13 @@ Fire rows whose req is needed (strict-gt exemptions) are those with ``delay`` nu
 from __future__ import annotations
 
 import math
+from numbers import Integral
 from typing import Any
 
 from wheelspec.spec import properties
+from wheelspec.spec.errors import UserError
 from wheelspec.spec.events import CAUSED_KINDS
-from wheelspec.spec.limits import EXP_SPAN
+from wheelspec.spec.limits import EXP_SPAN, MAX_DELAY_MS, MAX_TIME_MS, MIN_DELAY_MS
 from wheelspec.spec.profiles import PROFILE_NAMES
 
 #: the profiles a trace may claim, in report order (:data:`wheelspec.spec.profiles.PROFILE_NAMES`)
@@ -72,7 +83,35 @@ PROPERTIES = properties.reported_by(properties.TRACE)
 NOT_JUDGED = properties.NOT_JUDGED_BY_TRACE
 #: the caused kinds (:data:`wheelspec.spec.events.CAUSED_KINDS`)
 CAUSED = CAUSED_KINDS
-ROW_COLUMNS = ("run", "seq", "kind", "id", "time", "deadline")
+#: the fields of a reported row: the trace's values, and ``why`` (what is wrong, for well-formed;
+#: else None).  A deadline that is the 64-bit wrap of the row's ``time + delay`` is shown as that
+#: exact sum (a recorder's ``long`` arithmetic wrapped it; the row is a well-formed finding)
+ROW_COLUMNS = ("run", "seq", "kind", "id", "time", "deadline", "why")
+#: the protocol's ranges (spec/limits.py): every clock reading ``time`` (MAX_TIME_MS), every
+#: delay or timeout (MIN_DELAY_MS, MAX_DELAY_MS), and every deadline, an expiration time + delay
+#: of the two.  Values outside them are refused by every implementation judged, so a trace row
+#: holding one is not well-formed.
+TIME_RANGE = (0, MAX_TIME_MS)
+DELAY_RANGE = (MIN_DELAY_MS, MAX_DELAY_MS)
+DEADLINE_RANGE = (MIN_DELAY_MS, MAX_TIME_MS + MAX_DELAY_MS)
+#: the largest lateness (fire time - deadline) the ranges allow; a larger ``--lateness-ms`` bounds nothing
+MAX_LATENESS_MS = TIME_RANGE[1] - DEADLINE_RANGE[0]
+#: the most violating rows a result lists per property (``--max-rows``)
+MAX_ROWS = 1_000_000
+#: the sizes of a synthetic trace (:mod:`.synth`, ``--synthetic``), in rows: a few tasks at least,
+#: at most what one machine holds while generating it (about 100 bytes a row)
+MIN_SYNTHETIC_ROWS = 10
+MAX_SYNTHETIC_ROWS = 10**9
+
+
+def check_options(lateness_ms: int | None, max_rows: int) -> None:
+    """Refuse, in one line, a lateness bound outside [0, :data:`MAX_LATENESS_MS`] or a number of
+    rows outside [0, :data:`MAX_ROWS`] (a negative bound would call every valid fire late)."""
+    for name, value, hi in (("lateness_ms", lateness_ms, MAX_LATENESS_MS), ("max_rows", max_rows, MAX_ROWS)):
+        if value is None and name == "lateness_ms":
+            continue
+        if isinstance(value, bool) or not isinstance(value, Integral) or not 0 <= value <= hi:
+            raise UserError(f"{name} must be an integer in [0, {hi}], got {value!r}")
 THROUGHPUT_BUCKETS = 60
 #: throughput bucket widths (ms) a reader takes in at a glance: 1-2-5 steps, then whole seconds,
 #: minutes, hours and days; past the last one, multiples of it

@@ -34,7 +34,16 @@ from typing import Any
 
 from wheelspec.conformance.adapters.protocol import clean_text
 from wheelspec.conformance.traces.format import EVENT_KINDS, KIND_COLUMNS, TRACE_SCHEMA
-from wheelspec.conformance.traces.rules import PROFILES, ROW_COLUMNS, bucket_width, finish, level_thresholds
+from wheelspec.conformance.traces.rules import (
+    DEADLINE_RANGE,
+    PROFILES,
+    ROW_COLUMNS,
+    TIME_RANGE,
+    bucket_width,
+    check_options,
+    finish,
+    level_thresholds,
+)
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.limits import MIN_WHEEL_SIZE
 from wheelspec.spec.profiles import KAFKA
@@ -55,8 +64,10 @@ LIST_COLUMNS = ("keys", "ops")
 #: in the numpy pass) while keeping per-partition overhead small
 ROWS_PER_PARTITION = 1_000_000
 #: what each partition returns: one row per (property, count), one per example row, the per-profile
-#: early-fire counts and the partition's number of runs
-RESULT_DDL = ("prop string, n long, run string, seq long, kind string, id long, time long, deadline long")
+#: early-fire counts and the partition's number of runs.  A row's deadline may be an exact sum past
+#: int64 (:data:`.rules.ROW_COLUMNS`), hence a decimal
+RESULT_DDL = ("prop string, n long, run string, seq long, kind string, id long, time long, deadline decimal(20,0), "
+              "why string")
 #: the columns that some event kind needs (:data:`.format.KIND_COLUMNS`), null-counted in job 1
 KIND_NEEDS = tuple(sorted({c for need in KIND_COLUMNS.values() for c in need}))
 #: differences of two int64 columns (lateness, time since the first row) are computed in this
@@ -204,7 +215,7 @@ def judge_partition(batches: Iterator[Any], lateness_ms: int | None, max_rows: i
         row("by_profile:" + prof, n, None)
     row("runs", len(R.run_names), None)
     types = {"prop": pa.string(), "n": pa.int64(), "run": pa.string(), "seq": pa.int64(), "kind": pa.string(),
-             "id": pa.int64(), "time": pa.int64(), "deadline": pa.int64()}
+             "id": pa.int64(), "time": pa.int64(), "deadline": pa.decimal128(20, 0), "why": pa.string()}
     yield pa.RecordBatch.from_pydict(out, schema=pa.schema([(c, types[c]) for c in out]))
 
 
@@ -213,6 +224,8 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     """Judge a trace DataFrame (as :func:`load` returns it); the JSON of :func:`.analyze_local.analyze_table`.
     ``partitions``: partitions of the by-run shuffle (default: the cores, or more for big traces)."""
     from pyspark.sql import functions as F
+
+    check_options(lateness_ms, max_rows)
 
     col, lit, when = F.col, F.lit, F.when
     prof = F.coalesce("profile", lit(KAFKA))
@@ -298,12 +311,14 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
         if r["n"] is not None:
             viol[prop] = (n + int(r["n"]), rows)
         else:
-            rows.append({c: r[c] for c in ROW_COLUMNS})
+            rows.append({c: int(r[c]) if c == "deadline" and r[c] is not None else r[c] for c in ROW_COLUMNS})
             viol[prop] = (n, rows)
 
     # ---- job 3: exact lateness histogram (SQL group-by of integer lateness) -------------------------
     t0 = time.perf_counter()
-    fr = df.filter((col("kind") == "fire") & col("deadline").isNotNull())
+    # fires whose time or deadline lie outside the protocol's ranges are well-formed findings, not lateness
+    fr = df.filter((col("kind") == "fire") & col("deadline").isNotNull() & col("time").between(*TIME_RANGE)
+                   & col("deadline").between(*DEADLINE_RANGE))
     pairs_tw = sorted(agg["tick_wheel"])
     tick = F.coalesce("tick_ms", lit(1))
     level = lit(-1).cast("bigint")

@@ -198,6 +198,32 @@ def conf_item(text: str) -> tuple[str, str]:
     return key, value
 
 
+#: Spark's size suffixes (``JavaUtils.byteStringAs``) in bytes; a bare number is MiB, as
+#: ``spark.driver.memory`` reads it
+_SIZE_BYTES = {"": 2**20, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30,
+               "t": 2**40, "tb": 2**40, "p": 2**50, "pb": 2**50}
+#: the smallest driver heap Spark starts with: ``UnifiedMemoryManager`` refuses a heap under 1.5 x
+#: its 300 MiB reserve (450 MiB), and the JVM reports a little less than ``-Xmx``
+MIN_DRIVER_MIB = 512
+
+
+def memory_size(text: str) -> str:
+    """``--driver-memory``: a whole number with an optional Spark size suffix (``4g``, ``512m``,
+    ``2048``: MiB), at least :data:`MIN_DRIVER_MIB` MiB; returned as given.  A bad size is refused
+    here, in one line, instead of by the JVM after Spark has started."""
+    import argparse
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]{1,30})([a-zA-Z]*)\s*", text)
+    unit = m.group(2).lower() if m else ""
+    if m is None or unit not in _SIZE_BYTES:
+        raise argparse.ArgumentTypeError(f"must be a size such as 4g, 512m or 2048 (MiB), got {text!r}")
+    if int(m.group(1)) * _SIZE_BYTES[unit] < MIN_DRIVER_MIB * 2**20:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_DRIVER_MIB}m (Spark needs a 450 MiB heap), "
+                                         f"got {text!r}")
+    return text
+
+
 def session_info(spark: Any, extra: dict[str, str]) -> dict[str, Any]:
     """Where a command ran, for its JSON result: the master, and each ``--conf`` key with the value
     the session holds (what Spark applied, not what was asked)."""

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from wheelspec.conformance.traces.format import TRACE_SCHEMA
+from wheelspec.conformance.traces.rules import MAX_SYNTHETIC_ROWS, MIN_SYNTHETIC_ROWS
 from wheelspec.spec.profiles import KAFKA
 
 KINDS = ("add", "fire", "cancel", "advance")
@@ -48,8 +49,10 @@ class Planted:
 def synthetic_trace(rows: int, *, runs: int | None = None, seed: int = 0, plant_early: bool = False,
                     plant_double: bool = False) -> tuple[pa.Table, list[Planted]]:
     """About ``rows`` trace rows over ``runs`` runs (default: one run per ~10 000 rows)."""
-    if rows < 10:
-        raise ValueError(f"rows must be at least 10, got {rows}")
+    if not MIN_SYNTHETIC_ROWS <= rows <= MAX_SYNTHETIC_ROWS:
+        raise ValueError(f"rows must be in [{MIN_SYNTHETIC_ROWS}, {MAX_SYNTHETIC_ROWS}], got {rows}")
+    if runs is not None and not 1 <= runs <= rows:
+        raise ValueError(f"runs must be in [1, rows], got {runs}")
     runs = runs or max(1, rows // 10_000)
     rng = np.random.default_rng(seed)
     n = max(2, int(rows / 2.3 / runs))                # tasks per run (rows ~ 2.3 per task)
