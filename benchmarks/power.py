@@ -14,6 +14,8 @@ For each variant it measures:
   the base, every kind the variant offers) has a failing schedule, for each base of ``--bases``.
   The bases default to ``0, 400, ..., 1600``, whose default-size campaigns tile seeds 0-1999, so the
   verdicts are read from the rate measurement; a base whose seeds fall outside it is run on its own;
+* **worst base**: the lowest share of failing schedules of the variant's own kind among the
+  campaigns of the bases (a bug the campaign finds at every base, but how reliably);
 * **default check kill per seed base**: the corpus kills it, or that campaign does (what
   ``wheelspec check --impl ... --seed BASE`` concludes; ``--verify-cli`` runs that command for each
   base and reports any disagreement);
@@ -61,6 +63,8 @@ class Measure:
     campaign_kill: dict[int, bool] = field(default_factory=dict)
     #: base -> schedules of ``kind`` run before the first failing one (None: none failed)
     to_first: dict[int, int | None] = field(default_factory=dict)
+    #: base -> failing schedules of ``kind`` in that base's campaign
+    base_fails: dict[int, int] = field(default_factory=dict)
     shrunk_ops: int | None = None
     original_ops: int | None = None
     shrunk_prop: str = ""
@@ -75,6 +79,10 @@ class Measure:
 
     def default_kill(self, base: int) -> bool:
         return self.corpus_kills or self.campaign_kill.get(base, False)
+
+    def worst_base(self, schedules: int) -> float | None:
+        """The lowest failing share of ``kind`` schedules over the bases (None: not measured)."""
+        return min(self.base_fails.values()) / schedules if self.base_fails and schedules else None
 
 
 def _variants() -> tuple[Any, list[Any]]:
@@ -115,13 +123,15 @@ def measure(impl: str, name: str, kind: str, depth: str, doc: str, *, seeds: int
         for base in bases:
             window = range(base, base + schedules)
             hit = False
-            for k in kinds:
+            for k in sorted(kinds, key=lambda k: k != kind):  # the variant's own kind first
                 inside = [s for s in window if 0 <= s < seeds]
                 outside = [s for s in window if not 0 <= s < seeds]
-                if any(s in fails[k] for s in inside):
-                    hit = True
-                    break
-                if outside and any(not o.ok for o in run_seed_range(adapter, caps, k, outside, shrink=False)):
+                failed = sum(s in fails[k] for s in inside)
+                if outside:
+                    failed += sum(not o.ok for o in run_seed_range(adapter, caps, k, outside, shrink=False))
+                if k == kind:
+                    m.base_fails[base] = failed
+                if failed:
                     hit = True
                     break
             m.campaign_kill[base] = hit
@@ -194,14 +204,16 @@ def render(ms: list[Measure], *, command: str, seeds: int, bases: list[int], sch
         f"* default check: `wheelspec check --impl tests.fixtures.variants:NAME --seed BASE` "
         f"(corpus + {schedules} schedules per kind) for the bases {bases_s}: killed at how many of "
         f"the {len(bases)}; campaign alone: the same with `--no-corpus`",
+        "* worst base: the lowest share of failing schedules of the variant's kind among the "
+        "campaigns of those bases",
         "* to first: schedules of the variant's kind before the first failing one, median over the "
         "bases (`-`: none failed)",
         "* shrunk: operations in the shrunk counterexample of the first failing schedule (from how "
         "many), and the property it fails",
         "",
         "| variant | kind | depth | corpus | default check | campaign alone | "
-        + " | ".join(f"rate {k}" for k in kinds) + " | to first | shrunk | property |",
-        "|---|---|---|---|---|---|" + "---|" * len(kinds) + "---|---|---|",
+        + " | ".join(f"rate {k}" for k in kinds) + " | worst base | to first | shrunk | property |",
+        "|---|---|---|---|---|---|" + "---|" * len(kinds) + "---|---|---|---|",
     ]
     for m in ms:
         n = len(bases)
@@ -219,6 +231,7 @@ def render(ms: list[Measure], *, command: str, seeds: int, bases: list[int], sch
         lines.append(
             f"| {m.name} | {m.kind} | {m.depth} | {'kill' if m.corpus_kills else 'pass'} | {dk}/{n}{cli} | {ck}/{n} | "
             + " | ".join(_pct(m.rate(k)) for k in kinds)
+            + f" | {_pct(worst) if (worst := m.worst_base(schedules)) is not None else '-'}"
             + f" | {to_first} | {shrunk} | {m.shrunk_prop or '-'} |")
     lines += ["", "## The variants", ""]
     for m in ms:
@@ -296,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         ms.append(m)
         print(f"{name:32s} corpus {'kill' if m.corpus_kills else 'pass'}  "
               + "  ".join(f"{k} {_pct(m.rate(k))}" for k in kinds)
-              + f"  bases {sum(m.campaign_kill.values())}/{len(bases)}  shrunk {m.shrunk_ops}  {m.seconds:.0f}s",
+              + f"  bases {sum(m.campaign_kill.values())}/{len(bases)}"
+              + (f"  worst base {_pct(worst)}" if (worst := m.worst_base(args.schedules)) is not None else "")
+              + f"  shrunk {m.shrunk_ops}  {m.seconds:.0f}s",
               flush=True)
     command = "python -m wheelspec.benchmarks.power" + (" " + shlex.join(argv if argv is not None else sys.argv[1:])
                                                          if (argv if argv is not None else sys.argv[1:]) else "")

@@ -86,11 +86,19 @@ def _norm(x: Any, python: str) -> Any:
     return x
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _drop(x: Any, keys: frozenset[str]) -> Any:
+    if isinstance(x, dict):
+        return {k: _drop(v, keys) for k, v in x.items() if k not in keys}
+    if isinstance(x, list):
+        return [_drop(v, keys) for v in x]
+    return x
+
+
+def _load(path: Path, ignore: frozenset[str] = frozenset()) -> dict[str, Any]:
     d = json.loads(path.read_text())
     impl = d["implementations"][0]
     python = impl["spec"].split()[0][4:] if impl["spec"].startswith("cmd:") else "\0"
-    return _norm(impl, python) | {"exit_code": d.get("exit_code")}
+    return _drop(_norm(impl, python), ignore) | {"exit_code": d.get("exit_code")}
 
 
 def _failing(rep: dict[str, Any], kinds: set[str]) -> dict[str, list[str]]:
@@ -110,9 +118,10 @@ def _by_kind(rep: dict[str, Any], kind: str) -> str:
     return f"{len(fails)} failing ({', '.join(props) or '-'})"
 
 
-def diff(before: Path, after: Path, redrawn: set[str]) -> int:
+def diff(before: Path, after: Path, redrawn: set[str], ignore: frozenset[str] = frozenset()) -> int:
     """Print what moved; seeds of the kinds in ``redrawn`` (a generator version changed between
-    the trees, so seed N is another schedule) are compared as counts and properties only."""
+    the trees, so seed N is another schedule) are compared as counts and properties only; keys in
+    ``ignore`` (fields one tree adds, or text both word differently) are left out everywhere."""
     names = sorted({p.name for p in before.glob("*.json")} | {p.name for p in after.glob("*.json")})
     same = 0
     for name in names:
@@ -120,7 +129,7 @@ def diff(before: Path, after: Path, redrawn: set[str]) -> int:
         if not (a.exists() and b.exists()):
             print(f"{name[:-5]}: only {'before' if a.exists() else 'after'}")
             continue
-        ra, rb = _load(a), _load(b)
+        ra, rb = _load(a, ignore), _load(b, ignore)
         if ra == rb:
             same += 1
             continue
@@ -160,11 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--redrawn", action="append", default=[], choices=("timer", "purgatory"),
                    help="a campaign kind whose generator version differs between the trees: its seeds "
                         "are compared as counts and properties, not seed by seed")
+    d.add_argument("--ignore", default="", metavar="KEY,KEY",
+                   help="keys left out at every depth of both reports (a field only one tree writes)")
     args = p.parse_args(argv)
     if args.cmd == "run":
         run(args.out, python=args.python, cwd=args.cwd, schedules=args.schedules, seed=args.seed)
         return 0
-    return diff(args.before, args.after, set(args.redrawn))
+    return diff(args.before, args.after, set(args.redrawn),
+                frozenset(k for k in args.ignore.split(",") if k))
 
 
 if __name__ == "__main__":

@@ -168,11 +168,14 @@ class Checker:
 
     ``counterexamples`` is the folder a failing campaign seed's counterexample is saved in (the
     implementation's folder of the regression corpus, or of ``--out``); ``ranges`` overrides the
-    range contract the adapter declares, as ``wheelspec check --ranges`` does."""
+    range contract the adapter declares, as ``wheelspec check --ranges`` does; ``accept`` names
+    properties whose failures are known, documented deviations (``--accept``): a scenario or
+    campaign seed failing only those passes, and the outcome says what it accepted."""
 
     def __init__(self, impl: str, *, counterexamples: str | Path, timeout: float = 10.0,
-                 start_timeout: float = 30.0, ranges: str | None = None) -> None:
+                 start_timeout: float = 30.0, ranges: str | None = None, accept: Iterable[str] = ()) -> None:
         self.impl = impl
+        self.accept = accepted_properties(accept)
         self.counterexamples = Path(counterexamples)
         self.timeout, self.start_timeout, self.ranges = timeout, start_timeout, ranges
         self._factory: Callable[[], Any] | None = None
@@ -231,6 +234,16 @@ class Checker:
             adapter.close()
 
     # ------------------------------------------------------------------ units ------------------
+    def declared_ranges(self, unit: str = "declared-ranges") -> Outcome | None:
+        """The one ``ranges`` finding of an implementation declaring a range narrower than
+        wheelspec's (``capabilities.ranges`` as an object); None if it declares none."""
+        from wheelspec.conformance.check.judge import declared_range_finding
+
+        finding = declared_range_finding(self.open()[1])
+        if finding is None:
+            return None
+        return Outcome(unit, "fail", _finding(finding), [finding], properties={"impl": self.impl})
+
     def scenario(self, sc: Scenario, unit: str | None = None, *, saved: bool = False) -> Outcome:
         """Run one scenario (a corpus file, or a saved counterexample if ``saved``) and judge it."""
         from wheelspec.conformance.check.corpus import run_scenario
@@ -245,6 +258,9 @@ class Checker:
             return Outcome(unit, "skip", f"not applicable: {res.note}", properties=props)
         if not res.failures:
             return Outcome(unit, "pass", properties=props)
+        if all(f.prop in self.accept for f in res.failures):  # a known, documented deviation
+            return Outcome(unit, "pass", "accepted: " + "; ".join(_finding(f) for f in res.failures),
+                           list(res.failures), properties={**props, "accepted": _props(res.failures)})
         lines = [_finding(f) for f in res.failures]
         if saved:
             if sc.description:
@@ -275,9 +291,13 @@ class Checker:
         props = {"impl": self.impl, "seeds": seeds, "schedules": str(schedules), "generator": GENERATORS[kind]}
         if not getattr(caps, kind):
             return Outcome(unit, "skip", f"not applicable: the implementation offers no {kind}", properties=props)
+        accepted: list[int] = []
         for s in range(seed, seed + schedules):
-            out = run_seed_range(adapter, caps, kind, [s], impl_name=impl_dirname(self.impl))[0]
-            if out.ok:
+            out = run_seed_range(adapter, caps, kind, [s], impl_name=impl_dirname(self.impl), accept=self.accept)[0]
+            if not out.failing(self.accept):
+                if not out.ok:  # accepted properties only: counted, not a failure
+                    accepted.append(s)
+                    props["accepted"] = f"{len(accepted)} schedules fail {_props(out.failures)} only (accepted)"
                 continue
             props_broken = ", ".join(dict.fromkeys(f.prop for f in out.failures))
             lines = [f"seed {s} (of seeds {seeds}) breaks {props_broken}: a schedule of {_n(out.ops, 'operation')}"]
@@ -286,7 +306,7 @@ class Checker:
             if cx is None:  # not shrunk: the findings are the whole schedule's
                 lines += [_finding(f) for f in out.failures]
             else:
-                p = save_counterexample(cx, self.counterexamples, kind, s)
+                p = save_counterexample(cx.for_impl(self.impl), self.counterexamples, kind, s)  # replays alone
                 files.append(p)
                 lines.append("shrunk counterexample:")
                 lines += ["  " + line for line in _counterexample_lines(cx)]
@@ -296,6 +316,27 @@ class Checker:
             props["failing_seed"] = str(s)
             return Outcome(unit, "fail", "\n".join(lines), list(out.failures), files, props)
         return Outcome(unit, "pass", properties=props)
+
+
+def accepted_properties(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` (``--accept``: properties whose failures are known, documented deviations) checked
+    against the conformance judge's properties (``spec/properties.py``); an unknown one raises
+    :class:`~wheelspec.spec.errors.UserError` naming it."""
+    from wheelspec.spec import properties
+    from wheelspec.spec.errors import UserError
+
+    if isinstance(names, str):
+        names = [names]
+    known = properties.reported_by(properties.RUN)
+    out = tuple(dict.fromkeys(names))
+    for name in out:
+        if name not in known:
+            raise UserError(f"accept: unknown property {name!r} (known: {', '.join(known)})")
+    return out
+
+
+def _props(findings: Iterable[Finding]) -> str:
+    return ", ".join(dict.fromkeys(f.prop for f in findings))
 
 
 def _n(count: int, noun: str) -> str:
@@ -319,7 +360,7 @@ def _counterexample_lines(sc: Scenario) -> list[str]:
 def check_impl(impl: str, *, schedules: int = 100, seed: int = 0, kinds: Iterable[str] | None = None,
                scenarios: str | Path | None = None, corpus: bool = True,
                regressions: str | Path | None = DEFAULT_REGRESSIONS, out: str | Path = DEFAULT_OUT,
-               timeout: float = 10.0, ranges: str | None = None) -> CheckResult:
+               timeout: float = 10.0, ranges: str | None = None, accept: Iterable[str] = ()) -> CheckResult:
     """Check ``impl`` (an ``--impl`` value: a built-in name, ``package.module:factory`` or
     ``cmd:COMMAND``) and return what was found; nothing is raised for a violation (call
     :meth:`CheckResult.assert_ok`).
@@ -329,7 +370,9 @@ def check_impl(impl: str, *, schedules: int = 100, seed: int = 0, kinds: Iterabl
     ``scenarios`` a scenario folder instead of the shipped corpus (``corpus=False``: none),
     ``regressions`` the regression corpus folder (``None``: no replay, counterexamples saved under
     ``out``), ``timeout`` seconds per request to a subprocess adapter, ``ranges`` ``"unbounded"``
-    for an implementation that accepts any value by design.  An implementation that does not load
+    for an implementation that accepts any value by design, ``accept`` properties whose failures
+    are known, documented deviations (as ``wheelspec check --accept``: a unit failing only those
+    passes, saying what it accepted).  An implementation that does not load
     or breaks the protocol raises :class:`~wheelspec.spec.errors.UserError`."""
     from wheelspec.conformance.check.campaign import KINDS
     from wheelspec.conformance.check.corpus import load_corpus
@@ -346,9 +389,12 @@ def check_impl(impl: str, *, schedules: int = 100, seed: int = 0, kinds: Iterabl
     saved = regression_files(regressions, impl) if regressions is not None else []
     folder = Path(regressions if regressions is not None else out) / impl_dirname(impl)
     outcomes: list[Outcome] = []
-    with Checker(impl, counterexamples=folder, timeout=timeout, ranges=ranges) as checker:
+    with Checker(impl, counterexamples=folder, timeout=timeout, ranges=ranges, accept=accept) as checker:
         for p in saved:
             outcomes.append(checker.regression(p, f"regressions/{p.relative_to(folder).with_suffix('').as_posix()}"))
+        declared = checker.declared_ranges() if corpus or (kinds and schedules) else None
+        if declared is not None:  # a declared range narrower than Kafka's: one finding
+            outcomes.append(declared)
         for sc in load_corpus(scenarios) if corpus else []:
             outcomes.append(checker.scenario(sc))
         for kind in kinds if schedules else ():

@@ -72,6 +72,9 @@ OPTIONS = (
     Option("ranges", "choice", None, "unbounded: the implementation accepts any value by design; out-of-range "
            "requests are left out and property ranges is not judged (default: its capabilities)", None,
            ("bounded", "unbounded")),
+    Option("accept", "str", None, "properties whose failures are known, documented deviations, comma "
+           "separated (as wheelspec check --accept): a unit failing only those passes (names: "
+           "spec/properties.py)", "PROP[,PROP...]"),
     Option("regressions", "path", None, "the regression corpus: failing seeds are saved in DIR/<impl>/ and every "
            "file there is replayed first (default: .wheelspec/counterexamples under the rootdir)", "DIR"),
     Option("no-regressions", "bool", False, "neither replay nor save the regression corpus; counterexamples go "
@@ -95,6 +98,8 @@ class Settings:
     seed: int
     timeout: float
     ranges: str | None
+    #: properties whose failures are accepted (``--wheelspec-accept``)
+    accept: tuple[str, ...]
     #: the regression corpus folder, None when it is off
     regressions: Path | None
     out: Path
@@ -188,10 +193,22 @@ def settings(config: pytest.Config) -> Settings:
         off = v.pop("no-regressions")
         config.stash[_SETTINGS] = Settings(
             impl=v["impl"], scenarios=v["scenarios"], schedules=v["schedules"], seed=v["seed"],
-            timeout=v["timeout"], ranges=v["ranges"],
+            timeout=v["timeout"], ranges=v["ranges"], accept=_accept(v["accept"], config),
             regressions=None if off else (v["regressions"] or config.rootpath / ".wheelspec" / "counterexamples"),
             out=v["out"] or config.rootpath / "wheelspec-out")
     return config.stash[_SETTINGS]
+
+
+def _accept(value: str | None, config: pytest.Config) -> tuple[str, ...]:
+    """The ``accept`` setting (comma separated) as property names, each checked: an unknown one is
+    a usage error naming it."""
+    from wheelspec.conformance.api import accepted_properties
+    from wheelspec.spec.errors import UserError
+
+    try:
+        return accepted_properties(p.strip() for p in (value or "").split(",") if p.strip())
+    except UserError as e:
+        raise pytest.UsageError(f"wheelspec_accept / --wheelspec-accept: {e}") from None
 
 
 def _is_selector(arg: str, config: pytest.Config) -> bool:
@@ -250,7 +267,8 @@ def _checker(config: pytest.Config) -> Checker:
 
         s = settings(config)
         assert s.impl is not None
-        checker = Checker(s.impl, counterexamples=s.counterexamples(), timeout=s.timeout, ranges=s.ranges)
+        checker = Checker(s.impl, counterexamples=s.counterexamples(), timeout=s.timeout, ranges=s.ranges,
+                          accept=s.accept)
         config.stash[_CHECKER] = checker
         config.add_cleanup(checker.close)
     return config.stash[_CHECKER]
@@ -375,7 +393,8 @@ def wheelspec_check(pytestconfig: pytest.Config) -> Callable[..., CheckResult]:
             pytest.fail("wheelspec_check: no implementation: wheelspec_check('mypkg.timer:factory'), "
                         "--wheelspec-impl IMPL or wheelspec_impl in the ini file", pytrace=False)
         args: dict[str, Any] = {"schedules": s.schedules, "seed": s.seed, "scenarios": s.scenarios,
-                                "regressions": s.regressions, "out": s.out, "timeout": s.timeout, "ranges": s.ranges}
+                                "regressions": s.regressions, "out": s.out, "timeout": s.timeout, "ranges": s.ranges,
+                                "accept": s.accept}
         args.update(kw)
         return check_impl(impl, **args)
 

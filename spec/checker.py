@@ -36,6 +36,15 @@ Timer (Kafka ``SystemTimer`` / ``MockTimer``):
     strict: exp; strict-gt: exp + 1, except a fire inside ``add`` of a task with delay <= 0).
 ``late-fire``
     only when the profile has ``lateness_ms``: ``now - exp <= lateness_ms`` at every fire.
+``granularity``
+    only when the implementation declares a granularity (``Profile.granularity``, from its
+    ``lateness_ms`` / ``earliness_ms`` capabilities): the window of a timer task is
+    ``profile.fire_window(exp, added_at)`` = ``(lo, hi)``.  With a declared lateness, a live
+    schedule with ``hi <= t`` at the end of an ``Advance(t)`` fails ``granularity`` in place of
+    ``no-lost-task`` (it fired too late, or never: the history cannot tell them apart); with a
+    declared earliness, a fire at ``now < lo`` fails ``granularity`` in place of ``no-early-fire``
+    and a fire in ``[lo, earliest)`` is allowed.  Reported once per history: its first violation,
+    the message counting the rest.  Operation deadlines keep the profile's own window.
 ``fire-once``
     a fire matches the task's live *schedule* (the latest ``Add`` of it, not yet fired or
     cancelled) and each schedule fires at most once; an entry superseded by a re-add never fires.
@@ -218,6 +227,8 @@ class _Judge:
         # completed when they were appended (a key listed twice, or a resubmit, appends again)
         self.occ: dict[Any, dict[int, int]] = {}
         self.reports_tries = False
+        self.granularity_at: int | None = None  # index in self.out of the one granularity finding
+        self.granularity_more = 0                # its further violations, counted in its message
         self.last_now: int | None = None
         self.last_now_index = -1
         self.ctx_i: int | None = None
@@ -230,6 +241,27 @@ class _Judge:
 
     def rule(self, p: Profile) -> str:
         return f"under profile {show.profile(p.name, p.tick)}"
+
+    def outside_granularity(self, indices: Iterable[int], message: str) -> None:
+        """``granularity``: one finding per history (a coarse timer misses its declared window
+        for many tasks at once); the first violation is flagged, the rest counted in its message."""
+        if self.granularity_at is not None:
+            self.granularity_more += 1
+            return
+        self.granularity_at = len(self.out)
+        self.flag("granularity", indices, message)
+
+    def count_granularity(self) -> None:
+        k = self.granularity_at
+        if k is not None and self.granularity_more:
+            f = self.out[k]
+            self.out[k] = dataclasses.replace(f, message=f"{f.message} ({self.granularity_more} more outside the "
+                                                           "declared window in this history)")
+
+    def window_text(self, add: Any) -> str:
+        lo, hi = self.p.fire_window(add.exp, add.now)
+        return (f"its window [{lo}, {hi}] (profile {show.profile(self.p.name, self.p.tick)}, declared "
+                f"{self.p.granularity.describe()})")
 
     # -- driver -----------------------------------------------------------------------------------
     def run(self, history: Iterable[Any], reports_tries: bool | None = None) -> list[Finding]:
@@ -258,6 +290,7 @@ class _Judge:
                 self.caused(window, None)
         except _Stop:
             pass
+        self.count_granularity()
         return self.out
 
     def clock(self, i: int, e: Any) -> None:
@@ -487,7 +520,9 @@ class _Judge:
             self.superseded_by[old] = i
         self.live[e.task] = i
         self.sched_of_task.setdefault(e.task, []).append(i)
-        heapq.heappush(self.due_heap, (p.earliest(e.exp), i))
+        # due by the end of an advance to fire_window's hi: the profile's earliest time, widened by
+        # a declared lateness (without one, hi is earliest(exp) itself)
+        heapq.heappush(self.due_heap, (p.fire_window(e.exp, e.now)[1], i))
         if p.size_counts_superseded:  # MockTimer queues the entry until an advance past exp pops it
             heapq.heappush(self.mock_queue, e.exp)
         for j in window:
@@ -512,7 +547,13 @@ class _Judge:
             add = self.events[sid]
             del self.live[f.task]
             self.fired_at[sid] = j
-            if not p.may_fire(f.exp, f.now, add.delay, in_add=in_add):
+            if p.may_fire(f.exp, f.now, add.delay, in_add=in_add):
+                pass
+            elif p.granularity.earliness_ms:  # a declared earliness: only before the window is wrong
+                if f.now < p.fire_window(f.exp, add.now)[0]:
+                    self.outside_granularity((sid, j), f"task {f.task} (exp {f.exp}) fired at {f.now}, before "
+                                             f"{self.window_text(add)}")
+            else:
                 self.flag("no-early-fire", (sid, j), f"task {f.task} (exp {f.exp}) fired at {f.now}, before "
                           f"its earliest allowed time {p.earliest(f.exp)} {self.rule(p)}")
             if not _lateness_ok(p, f.exp, f.now):
@@ -568,10 +609,15 @@ class _Judge:
         p, pp = self.p, self.pp
         heap = self.due_heap
         while heap and heap[0][0] <= t:
-            _, sid = heapq.heappop(heap)
+            due, sid = heapq.heappop(heap)
             add = self.events[sid]
             if self.live.get(add.task) == sid and sid not in self.lost_reported:
                 self.lost_reported.add(sid)
+                if p.granularity.lateness_ms:  # a declared lateness: the window's end has passed
+                    self.outside_granularity((sid, i), f"task {add.task} (exp {add.exp}, added at {add.now}) had "
+                                             f"not fired by the end of the advance to {t}, though "
+                                             f"{self.window_text(add)} ends at {due}")
+                    continue
                 self.flag("no-lost-task", (sid, i), f"task {add.task} (exp {add.exp}) had not fired by the end "
                           f"of the advance to {t}, though its earliest time {p.earliest(add.exp)} "
                           f"{self.rule(p)} had come")

@@ -18,6 +18,10 @@ The property encodings (each mirrors the fast path's predicate):
   expiration (a cancel, an earlier fire of that add, or a re-add in between breaks it);
 * ``no-lost-task``: an add whose window must have started by the advance is ended (fired,
   cancelled, re-added) by some event of its task before that advance;
+* ``granularity``: both rules above with the window ``Profile.fire_window`` gives a declared
+  granularity: fires at ``now >= earliest(exp) - earliness`` (if an earliness is declared), and
+  an add ended before any advance to ``max(earliest(exp), add's now) + lateness`` (if a lateness
+  is declared);
 * ``complete-once``: no two completes of one op; ``expire-rule``: an expire follows a complete of
   the same op via expire, and such a complete is followed by its expire; no timeout completes an
   op a cancelForKey took off the timer, unless a resubmit re-timed it since;
@@ -58,8 +62,8 @@ KINDS = {cls: i for i, cls in enumerate((ev.Add, ev.Fire, ev.Cancel, ev.Advance,
 VIA = {"try": 0, "check": 1, "expire": 2, "force": 3}
 WHAT = {"size": 0, "num_delayed": 1, "watched": 2}
 #: every property of :data:`.checker.PROPERTIES`; the last six are in :mod:`.checker_z3_results`
-ENCODED = ("well-formed", "no-early-fire", "late-fire", "fire-once", "fire-unknown-task", "no-fire-after-cancel",
-           "no-lost-task",
+ENCODED = ("well-formed", "no-early-fire", "late-fire", "granularity", "fire-once", "fire-unknown-task",
+           "no-fire-after-cancel", "no-lost-task",
            "complete-once", "expire-rule", "no-early-expire", "no-lost-operation", "check-count",
            "watch-result", "force-result",
            "cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed",
@@ -151,7 +155,10 @@ def _fire_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     """no-early-fire (and late-fire): every fire of the window is allowed by ``p``."""
     out = []
     for j in w.idx:
-        ok = w.f("now", j) >= _earliest(p, w.f("exp", j), f"f{j}", side)
+        lo = _earliest(p, w.f("exp", j), f"f{j}", side)
+        if p.granularity.earliness_ms:  # a declared earliness widens the window (Profile.fire_window)
+            lo = lo - p.granularity.earliness_ms
+        ok = w.f("now", j) >= lo
         if p.lateness_ms is not None:
             ok = z3.And(ok, w.f("now", j) - w.f("exp", j) <= p.lateness_ms)
         if p.fires_inside_add:
@@ -233,7 +240,7 @@ def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
                                          z3.Not(_in_add(w, b)) if p.fires_inside_add else z3.BoolVal(True)),
                                   w.kind(b, ev.Cancel), w.kind(b, ev.Add)))
                      for b in w.idx if a < b < v]
-            due = _earliest(p, w.f("exp", a), f"l{a}_{v}", side) <= w.f("now", v)
+            due = _due(w, p, a, f"l{a}_{v}", side) <= w.f("now", v)
             out.append(z3.Implies(z3.And(_sched(w, p, a), w.kind(v, ev.Advance), due),
                                   z3.Or(ended) if ended else z3.BoolVal(False)))
         if p.fires_inside_add:  # strict-gt: delay <= 0 runs inside the add, just before it
@@ -242,6 +249,21 @@ def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
             out.append(z3.Implies(z3.And(w.kind(a, ev.Add), w.f("delay", a) <= 0),
                                   z3.Or(ran) if ran else z3.BoolVal(False)))
     return z3.And(out) if out else z3.BoolVal(True)
+
+
+def _due(w: _Window, p: Profile, a: int, tag: str, side: list[z3.BoolRef]) -> z3.ArithRef:
+    """The end of add ``a``'s window (``Profile.fire_window``'s ``hi``): its earliest time, or with
+    a declared lateness the later of that and the add's clock reading, plus the lateness."""
+    e = _earliest(p, w.f("exp", a), tag, side)
+    late = p.granularity.lateness_ms
+    return z3.If(e >= w.f("now", a), e, w.f("now", a)) + late if late else e
+
+
+def _granularity(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+    """granularity: the declared window's lower end (an earliness) and upper end (a lateness)."""
+    rules = ([_fire_rule(w, p, side)] if p.granularity.earliness_ms else []) + (
+        [_lost_rule(w, p, side)] if p.granularity.lateness_ms else [])
+    return z3.And(rules) if rules else z3.BoolVal(True)
 
 
 def _complete_once(w: _Window) -> z3.BoolRef:
@@ -560,6 +582,8 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
         return w, _match_rule(w, p), side
     if prop == "no-lost-task":
         return w, _lost_rule(w, p, side), side
+    if prop == "granularity":
+        return w, _granularity(w, p, side), side
     if prop == "complete-once":
         return w, _complete_once(w), side
     if prop == "expire-rule":
@@ -669,7 +693,11 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
             nxt = events[i + 1] if i + 1 < len(events) else None
             if isinstance(nxt, ev.Add) and nxt.task == e.task:
                 idx = (first, i, i + 1)  # a fire inside that add
-            props = [("no-early-fire", (i,) + idx[2:]), ("fire-once", idx)]
+            props = [("fire-once", idx)]
+            # with a declared earliness the lower bound is granularity's, reported once per history
+            early = "granularity" if p.granularity.earliness_ms else "no-early-fire"
+            if not (early == "granularity" and any(v.prop == early for v in verdict.violations)):
+                props.insert(0, (early, (i,) + idx[2:]))
         elif isinstance(e, ev.CheckAndComplete):
             props = [("check-count", (i,)), ("no-lost-wakeup", (i,))]
         elif isinstance(e, (ev.TryCompleteElseWatch, ev.Resubmit)):

@@ -19,11 +19,18 @@ Kafka's test ``MockTimer``: a task fires only once ``now > exp``, but ``add`` ru
 <= 0 synchronously.  An optional ``lateness_ms`` bound (real-time mode) limits ``now - exp``, and
 ``executor_order`` (:data:`EXECUTOR_ORDERS`) says where a purgatory's purge may fall among the
 expirations of its advance (the executor race of SystemTimer's executor thread).
+
+A *declared granularity* (:class:`Granularity`, an implementation's ``lateness_ms`` /
+``earliness_ms`` capabilities) widens a timer task's window for a coarse timer that is not
+Kafka's wheel (a hierarchical wheel whose smallest bucket is a second, a wheel that rounds
+deadlines down to a 10 ms grid): :meth:`Profile.fire_window` is the one place that rule lives.
 """
 
 from __future__ import annotations
 
 import dataclasses
+
+from .limits import MAX_DELAY_MS
 
 #: The profile names, in the order reports list them.  The only place a name is spelled out:
 #: everything else asks a :class:`Profile` how it behaves.
@@ -169,6 +176,42 @@ def purge_allowed_after(order: str, expirations_before: int, expirations_after: 
 
 
 @dataclasses.dataclass(frozen=True)
+class Granularity:
+    """A timer's declared granularity (capabilities ``lateness_ms`` / ``earliness_ms``), judged as
+    property ``granularity``.  A coarse timer is not Kafka's wheel: a bucket of a hierarchical
+    wheel fires when the clock passes its end (up to a bucket late), a wheel that rounds deadlines
+    down to its grid fires up to a grid step early.  Both are documented limits, not bugs, so the
+    implementation declares them and is judged against them.  Zero in both: no granularity (the
+    profile's own window, every verdict as without a declaration)."""
+
+    #: a task may still fire this many ms after the moment its profile says it must have fired by
+    lateness_ms: int = 0
+    #: a task may fire this many ms before its profile's earliest time (a timer that rounds down)
+    earliness_ms: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.lateness_ms or self.earliness_ms)
+
+    def describe(self) -> str:
+        """``late by at most 1024 ms, early by at most 9 ms`` (the parts declared)."""
+        parts = ([f"late by at most {self.lateness_ms} ms"] if self.lateness_ms else []) + (
+            [f"early by at most {self.earliness_ms} ms"] if self.earliness_ms else [])
+        return ", ".join(parts) or "no declared granularity"
+
+
+#: no declared granularity: the profile's own window
+NO_GRANULARITY = Granularity()
+
+
+def check_granularity(name: str, value: object) -> int:
+    """A declared ``lateness_ms`` / ``earliness_ms`` (``name``): an int in [0, MAX_DELAY_MS];
+    raises ``ValueError`` saying what is wrong in one line."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_DELAY_MS:
+        raise ValueError(f"{name} must be an integer in [0, {MAX_DELAY_MS}] (ms), got {value!r}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
 class Profile:
     name: str
     #: the tick the window rule uses (only a profile that ``uses_tick`` looks at it)
@@ -178,6 +221,9 @@ class Profile:
     #: which orders of a purge and the expirations of its advance the implementation may show
     #: (:data:`EXECUTOR_ORDERS`)
     executor_order: str = EXPIRE_BEFORE_PURGE
+    #: the implementation's declared granularity (:class:`Granularity`): widens a timer task's
+    #: window (:meth:`fire_window`); operation deadlines keep the profile's own window
+    granularity: Granularity = NO_GRANULARITY
 
     @property
     def behaviour(self) -> Behaviour:
@@ -230,20 +276,37 @@ class Profile:
         """After an advance that saw the clock at ``now``, must a pending task have fired?"""
         return self.earliest(exp) <= now
 
+    def fire_window(self, exp: int, added_at: int) -> tuple[int, int]:
+        """The window ``(lo, hi)`` of a timer task with expiration ``exp`` added at ``added_at``
+        under this profile and its declared :attr:`granularity`: it may fire at ``now >= lo``, and
+        must have fired by the end of an advance to ``t >= hi``.
+
+        ``lo`` is :meth:`earliest` minus the declared earliness.  ``hi`` is the moment the profile
+        says it must have fired by (:meth:`earliest`, and never before its own add: a delay <= 0 is
+        due at the next advance) plus the declared lateness.  Without a declared lateness ``hi`` is
+        :meth:`earliest` itself, exactly :meth:`must_have_fired`'s rule."""
+        g = self.granularity
+        earliest = self.earliest(exp)
+        hi = max(earliest, added_at) + g.lateness_ms if g.lateness_ms else earliest
+        return earliest - g.earliness_ms, hi
+
     def describe(self) -> str:
         rule = self.behaviour.rule.format(tick=self.tick)
         late = f", late by at most {self.lateness_ms} ms" if self.lateness_ms is not None else ""
-        return f"{self.name}: fire when {rule}{late}"
+        declared = f", declared {self.granularity.describe()}" if self.granularity else ""
+        return f"{self.name}: fire when {rule}{late}{declared}"
 
 
 def profile(name: str, tick: int = 1, lateness_ms: int | None = None,
-            executor_order: str = EXPIRE_BEFORE_PURGE) -> Profile:
+            executor_order: str = EXPIRE_BEFORE_PURGE, granularity: Granularity = NO_GRANULARITY) -> Profile:
     """Look a profile up by name; raises ``ValueError`` naming the known profiles (or an executor
-    order the profile cannot show: :func:`check_executor_order`)."""
+    order the profile cannot show: :func:`check_executor_order`, or a bad declared granularity)."""
     behaviour(name)  # refuses an unknown name
     if tick < 1:
         raise ValueError(f"profile tick must be >= 1, got {tick}")
-    return Profile(name, tick, lateness_ms, check_executor_order(executor_order, name))
+    check_granularity("lateness_ms", granularity.lateness_ms)
+    check_granularity("earliness_ms", granularity.earliness_ms)
+    return Profile(name, tick, lateness_ms, check_executor_order(executor_order, name), granularity)
 
 
 def behaviour(name: str) -> Behaviour:

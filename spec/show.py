@@ -10,7 +10,9 @@ checker's explanation, in a conformance failure message and in ``wheelspec repla
   (``watch(1, 5, ('a',))``, ``<complete op=1 via=check>``: positional arguments, no clock);
 * :func:`finding` (``[prop] message``), :func:`finding_at_step` (``[prop] step N: message``,
   JUnit's detail) and :func:`finding_line` (``prop: message``, a concurrent run's report);
-* :func:`profile`: ``kafka tick 10``, ``strict``.
+* :func:`profile`: ``kafka tick 10``, ``strict``;
+* :func:`clip`: a text too long for its place, shortened at a word boundary (never inside a
+  number) and marked with :data:`ELLIPSIS`; every report that shortens a message uses it.
 
 Records are read through ``to_dict`` (and ``kind``), so any object with that shape prints.
 """
@@ -23,14 +25,56 @@ from typing import Any
 
 from .profiles import behaviour
 
+#: what a text shortened by :func:`clip` ends with (a space first: a number is never followed by it)
+ELLIPSIS = " ..."
+
+# Where a text may be cut when it holds no space early enough: after a separator of a JSON value
+# or a list; else anywhere but inside a number (a long word may be cut: the ellipsis says so).
+_SEPARATORS = ",;)]}"
+#: a number as messages write it: ``-3``, ``1.5``, ``1e-09``, ``1099511627775``
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+
+def _boundary(text: str, room: int) -> int:
+    """Where :func:`clip` cuts ``text`` to keep at most ``room`` characters: before the last space,
+    else after the last separator, else at ``room`` moved back to the start of a number it falls
+    inside (forward to its end when that number starts the text)."""
+    room = max(1, room)
+    end = min(room, len(text) - 1)
+    space = max((i for i in range(1, end + 1) if text[i].isspace()), default=0)
+    if space:
+        return space
+    sep = max((i for i in range(1, end + 1) if text[i - 1] in _SEPARATORS), default=0)
+    if sep:
+        return sep
+    for m in NUMBER.finditer(text):
+        if m.start() >= room:
+            break
+        if m.end() > room:  # room falls inside this number: cut before it, or after it if it is first
+            return m.start() or m.end()
+    return room
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` if it has at most ``limit`` characters; else its longest start ending at a word
+    boundary, then :data:`ELLIPSIS` (at most ``limit`` characters in all, for a ``limit`` longer
+    than the ellipsis, unless a number that starts the text is longer: it is kept whole).  Never
+    cut inside a number: a bound of
+    1099511627775 shown as "10995116277" is read as a different bound."""
+    if len(text) <= limit:
+        return text
+    cut = _boundary(text, limit - len(ELLIPSIS))
+    return text if cut >= len(text) else text[:cut].rstrip() + ELLIPSIS
+
 
 def json_short(v: Any, limit: int = 120) -> str:
-    """A value quoted for a one-line message (compact JSON, or ``repr``; cut at ``limit``)."""
+    """A value quoted for a one-line message (compact JSON, or ``repr``; shortened to ``limit``
+    characters at a boundary between values: :func:`clip`)."""
     try:
         s = json.dumps(v, separators=(",", ":"))
     except (TypeError, ValueError):
         s = repr(v)
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+    return clip(s, limit)
 
 
 # ESC sequences (CSI such as colours "\x1b[31m", OSC such as titles "\x1b]0;t\x07", or ESC + one
@@ -71,10 +115,15 @@ def event(e: Any) -> str:
     return record(e.to_dict())
 
 
+#: the most characters of an implementation's error message a response shows (a range error of
+#: the reference, bounds and all, fits; an adapter's stack trace does not)
+ERROR_CHARS = 200
+
+
 def response(r: Any) -> str:
     """An implementation's answer to one request (``error``, ``events``, ``result``)."""
     if r.error is not None:
-        return f"error {r.error[0]} ({r.error[1][:80]})"
+        return f"error {r.error[0]} ({clip(r.error[1], ERROR_CHARS)})"
     evs = ", ".join(event(e) for e in r.events)
     return f"[{evs}] result {json_short(r.result)}"
 

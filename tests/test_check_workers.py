@@ -44,6 +44,8 @@ def _same_reports(tmp_path: Path, *argv: str) -> tuple[dict, dict, Path, Path]:
     for doc, out in ((one, out1), (two, out2)):  # the same files, under each run's --out
         for impl in doc["implementations"]:
             impl["counterexamples"] = [os.path.relpath(p, out) for p in impl["counterexamples"]]
+            for fp in impl["properties"]:  # failures grouped by property name the same files
+                fp["counterexample"] = fp["counterexample"] and os.path.relpath(fp["counterexample"], out)
     assert _without_timings(one["implementations"]) == _without_timings(two["implementations"])
     return one, two, out1, out2
 

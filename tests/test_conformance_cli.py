@@ -44,7 +44,11 @@ def test_check_broken_exits_1_and_saves_replayable_counterexamples(tmp_path, cap
     assert code == 1
     assert "FAIL" in out and "no-early-fire" in out
     impl = json.loads(j.read_text())["implementations"][0]
-    assert impl["status"] == "fail" and len(impl["counterexamples"]) == 2
+    # two failing seeds, each shrunk toward its most specific property; a property a seed fails
+    # beside it (the oracle's disagreement) gets a counterexample of its own (grouped by property)
+    assert impl["status"] == "fail" and len(impl["campaign"]["failures"]) == 2
+    kept = [json.loads(Path(p).read_text())["origin"]["prop"] for p in impl["counterexamples"]]
+    assert set(kept) == {"no-early-fire", "oracle"} and len(kept) >= 2
     # The replay command is printed whole on one line (however long its path), so it can be
     # copied and run; the output once wrapped it with hard newlines.
     lines = out.splitlines()

@@ -41,6 +41,11 @@ CASES = {
     # tick 10: 17 then 15 in one window run 17 first
     "fire-order-not-by-exp": (Config(10, 20), [A(1, 17), A(2, 15), Adv(10)], [A(1, 15), A(2, 17), Adv(10)]),
     "early-fire-in-window": (Config(10, 20), [A(1, 17), Adv(10)], [A(1, 10), Adv(10)]),
+    # tick 1, wheel 4: task 1 waits at level 1 ([8, 12)), task 2 at level 2; the advance to 8
+    # cascades 1 into level-0 window 9, task 3 goes there directly, task 2 is re-added there.  The
+    # twin adds a fresh task 4 instead of re-adding 2: two routes only.
+    "mixed-route-bucket": (Config(1, 4), [A(1, 9), A(2, 20), Adv(8), A(3, 1), A(2, 1), Adv(9)],
+                           [A(1, 9), A(2, 20), Adv(8), A(3, 1), A(4, 1), Adv(9)]),
     # SEMANTICS.md, Placement: an idle advance leaves c_0 at 0; delay 0 at 1000 is not due at add
     "due-at-add-stale-clock": (Config(1, 20), [Adv(1000), A(1, 0)], [A(2, 1000), Adv(1000), A(1, 0)]),
     "zero-advance-fires": (Config(1, 20), [Adv(1000), A(1, 0), Adv(1000)], [Adv(1000), A(1, 0), Adv(1001)]),
@@ -55,6 +60,15 @@ CASES = {
     "cancel-for-key-other-keys": (Config(), [W(0, 10, ("a", "b")), ops.CancelForKey("a")],
                                   [W(0, 10, ("a",)), ops.CancelForKey("a")]),
 }
+
+
+def test_a_route_is_the_one_that_linked_the_entry_into_the_bucket():
+    """Re-adding the cascaded task into its own window makes its entry a re-added one: the window
+    then holds a direct and a re-added entry, not a cascaded one."""
+    cfg, hit, _ = CASES["mixed-route-bucket"]
+    readd_the_cascaded = [*hit[:4], A(1, 1), Adv(9)]
+    counts = _counts(cfg, readd_the_cascaded)
+    assert counts.get("readd-cascaded") == 1 and counts.get("mixed-route-bucket", 0) == 0, counts
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

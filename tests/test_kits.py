@@ -48,6 +48,24 @@ def _init(lang: str, cwd: Path, target: str = "adapter") -> tuple[str, str]:
     return lines["build"], lines["check"]
 
 
+
+def built_toy(lang: str, tmp_path: Path, old: str, new: str) -> str:
+    """The kit written by ``wheelspec init-adapter``, the line ``old`` of its toy (the file the
+    user fills in) replaced by ``new``, built: the command line that runs it (relative to
+    ``tmp_path``).  Fails, never skips, without the language's toolchain."""
+    tool = KITS[lang].tool
+    if shutil.which(tool) is None:
+        pytest.fail(f"{tool} is not installed: the {lang} kit's test needs it (bash .ci/system-deps)")
+    build, _ = _init(lang, tmp_path)
+    toy = tmp_path / "adapter" / KITS[lang].fill_in
+    text = toy.read_text()
+    assert text.count(old) == 1, f"{toy} no longer holds {old!r}"
+    toy.write_text(text.replace(old, new))
+    built = subprocess.run(["bash", "-c", build], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                           env=_env())
+    assert built.returncode == 0, f"{build}\n{built.stdout}\n{built.stderr}"
+    return commands(lang, "adapter")[1]
+
 def _session(argv: list[str], cwd: Path, requests: list[dict]) -> tuple[list[dict], int]:
     """Send ``requests`` (ids added) to an adapter, leaving its stdin open: its answers and the exit
     code it chose after the last request (``bye``: it must exit by itself)."""

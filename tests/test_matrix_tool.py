@@ -17,6 +17,8 @@ from wheelspec.conformance.matrix.rows import COLUMNS
 
 USER_IMPL = "tests.fixtures.broken:fires_early"  # the reference with a one-tick-early due test
 ARGS = ["matrix", "--impl", "stdlib-sched", "--impl", USER_IMPL, "--schedules", "2"]
+#: the exit code of ARGS: the user's own row fails (its early fires), and a user's row decides it
+ARGS_EXIT = 1
 OUT = Path("wheelspec-matrix")
 
 
@@ -36,7 +38,7 @@ def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_matrix_leaves_a_users_docs_untouched_and_writes_its_own_folder(user_dir: Path, capsys) -> None:
     before = _tree(user_dir / "docs")
-    assert cli.main(ARGS) == 0
+    assert cli.main(ARGS) == ARGS_EXIT
     assert _tree(user_dir / "docs") == before
     assert sorted(p.name for p in user_dir.iterdir()) == ["docs", "wheelspec-matrix"]
     md = (OUT / "MATRIX.md").read_text()
@@ -56,7 +58,7 @@ def test_matrix_leaves_a_users_docs_untouched_and_writes_its_own_folder(user_dir
 
 
 def test_a_second_run_replaces_only_its_own_files(user_dir: Path) -> None:
-    assert cli.main(ARGS) == 0
+    assert cli.main(ARGS) == ARGS_EXIT
     cx = OUT / "results" / "counterexamples"
     row_dir = next(p for p in cx.iterdir() if p.is_dir())
     foreign = {row_dir / "notes.txt": b"my notes\n", row_dir / "mine.json": b'{"source": "me"}\n',
@@ -70,7 +72,7 @@ def test_a_second_run_replaces_only_its_own_files(user_dir: Path) -> None:
     (OUT / "results" / "matrix.json").write_text('{"generated_by": "wheelspec matrix", "old": true}\n')
     plot = OUT / "results" / "matrix-lateness.png"  # an earlier run's plot (real-time rows): this run has none
     plot.write_bytes(b"\x89PNG\r\n\x1a\n" + b"tEXtComment\x00" + files.MARKER.encode())
-    assert cli.main(ARGS) == 0
+    assert cli.main(ARGS) == ARGS_EXIT
     assert not plot.exists()
     assert {p: p.read_bytes() for p in foreign} == foreign
     assert not stale.exists()
@@ -118,7 +120,7 @@ def test_out_docs_keeps_the_hand_written_part_of_a_generated_page(user_dir: Path
 
     page = user_dir / "docs" / "MATRIX.md"
     page.write_text(f"# Matrix\n\nIntro.\n\n{MD_BEGIN}\nold table\n{MD_END}\n\n## Explanations\n\nKept.\n")
-    assert cli.main([*ARGS, "--out", "docs"]) == 0
+    assert cli.main([*ARGS, "--out", "docs"]) == ARGS_EXIT
     text = page.read_text()
     assert text.startswith("# Matrix\n\nIntro.\n\n") and text.endswith(f"{MD_END}\n\n## Explanations\n\nKept.\n")
     assert "old table" not in text and f"| {USER_IMPL} |" in text

@@ -177,7 +177,7 @@ def test_version_1_schedules_hold_no_resubmit_and_no_cancel_of_a_task_never_adde
 def test_the_purgatory_generator_draws_resubmits_of_operations_in_each_state():
     """A resubmit finds its operation watched, completed (by force or by its own first try),
     expired or cancelled for a key: the oracle run of 300 schedules shows each."""
-    assert GENERATORS["purgatory"] == "wheelspec-campaign-v4" and GENERATORS["timer"] == "wheelspec-campaign-v3"
+    assert GENERATORS["purgatory"] == "wheelspec-campaign-v4" and GENERATORS["timer"] == "wheelspec-campaign-v5"
     seen = set()
     ref = reference_adapter()
     for seed in range(300):

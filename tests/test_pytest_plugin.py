@@ -275,3 +275,19 @@ def test_check_impl_replays_its_regression_corpus_first(tmp_path: Path) -> None:
     assert second.outcomes[0].unit == f"regressions/{cx[0].stem}" and second.outcomes[0].status == "fail"
     fixed = check_impl("reference", corpus=False, schedules=0, regressions=tmp_path)
     assert fixed.ok and fixed.outcomes == []  # another implementation has its own corpus
+
+
+# --------------------------------------------------------------------- accepted properties ------
+def test_an_unknown_accepted_property_is_a_usage_error(project: pytest.Pytester) -> None:
+    r = project.runpytest("--wheelspec-impl=reference", "--wheelspec-accept=size,nope")
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--wheelspec-accept: accept: unknown property 'nope'" in r.stderr.str()
+    assert "Traceback" not in r.stderr.str()
+
+
+def test_an_accepted_property_passes_the_campaign_that_fails_only_it(project: pytest.Pytester) -> None:
+    # tests/fixtures/two_bugs.py with its size bug only: about a third of the schedules fail size
+    args = ["--wheelspec-impl=tests.fixtures.two_bugs:size_only", "--wheelspec-schedules=20", "wheelspec::campaign"]
+    project.runpytest(*args).assert_outcomes(failed=1, skipped=1)  # the purgatory kind is not offered
+    r = project.runpytest(*args, "--wheelspec-accept=size")
+    r.assert_outcomes(passed=1, skipped=1)

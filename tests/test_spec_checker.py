@@ -9,7 +9,7 @@ from wheelspec.spec import events as ev
 from wheelspec.spec.checker import PROPERTIES, Verdict, check_history
 from wheelspec.spec.findings import Finding
 from wheelspec.spec.history import History
-from wheelspec.spec.profiles import profile
+from wheelspec.spec.profiles import Granularity, profile
 
 K10 = profile("kafka", 10)
 K1 = profile("kafka", 1)
@@ -33,6 +33,12 @@ CASES = [
      ["fired at 5", "earliest allowed time 6"]),
     ("late", profile("kafka", 1, lateness_ms=5), [A(0, 1, 5, 5), V(3), F(10, 1, 5), V(10)],
      [A(0, 1, 5, 5), V(3), F(11, 1, 5), V(11)], "late-fire", ["6 ms late", "5 ms"]),
+    # a declared granularity (a coarse timer): lateness 10 and earliness 3 widen the window to [2, 15]
+    ("granularity-late", profile("strict", granularity=Granularity(10, 3)), [A(0, 1, 5, 5), V(14), F(15, 1, 5), V(15)],
+     [A(0, 1, 5, 5), V(15), F(16, 1, 5), V(16)], "granularity",
+     ["had not fired by the end of the advance to 15", "window [2, 15]", "late by at most 10 ms"]),
+    ("granularity-early", profile("strict", granularity=Granularity(10, 3)), [A(0, 1, 5, 5), F(2, 1, 5), V(2)],
+     [A(0, 1, 5, 5), F(1, 1, 5), V(1)], "granularity", ["fired at 1, before its window [2, 15]"]),
     ("double-fire", K1, [A(0, 1, 5, 5), F(5, 1, 5), V(5), V(6)],
      [A(0, 1, 5, 5), F(5, 1, 5), V(5), F(6, 1, 5), V(6)], "fire-once", ["fired twice", "at 5 and again at 6"]),
     ("superseded", K1, [A(0, 1, 5, 5), A(0, 1, 9, 9), V(5), F(9, 1, 9), V(9)],

@@ -49,6 +49,14 @@ WITNESSES = {
     "readd-leaks-after-cascade": (Config(1, 5, 3, 2), [To(4), Add(0, 4), To(5), Add(0, 0), Size()]),
     "cancel-after-two-cascades": (Config(5, 4, 0, 5), [To(209), Add(0, 16), To(220), Cancel(0)]),
     "count-wraps-at-sixteen": (Config(1, 20, 0, 1000), [*(Add(i, 100) for i in range(16)), Size()]),
+    # tick 1, wheel 4: window 9 lies in level 1's [8, 12); the advance to 8 cascades task 1 into it
+    "readd-keeps-cascaded-place": (Config(1, 4, 0, 1000), [Add(1, 9), To(8), Add(2, 1), Add(1, 1), To(9)]),
+    "readd-jumps-cascaded": (Config(1, 4, 0, 1000), [Add(1, 9), Add(3, 20), To(8), Add(2, 1), Add(3, 1), To(9)]),
+    # task 4 paces the base clock to 6: tasks 2 (direct) and 3 (re-added) link into window 9 while
+    # task 1 still waits at level 1
+    "cascade-ahead-when-readd": (Config(1, 4, 0, 1000), [Add(1, 9), Add(3, 20), Add(4, 6), To(6), Add(2, 3), Add(3, 3),
+                                                         To(8), To(9)]),
+    "flush-groups-by-route": (Config(1, 4, 0, 1000), [Add(1, 9), Add(3, 20), To(8), Add(2, 1), Add(3, 1), To(9)]),
     "purge-at-threshold": (Config(1, 20, 0, 2), [Watch(0, 0, ("a",)), Watch(1, 0, ("a",)), To(0)]),
     "purge-scans-four": (Config(1, 20, 0, 2), [*(Watch(i, 0, ("a",)) for i in range(5)), To(0)]),
     "check-tries-four": (Config(1, 20, 0, 1000), [*(Watch(i, 100, ("a",)) for i in range(5)), Completable(4),
@@ -58,6 +66,19 @@ WITNESSES = {
     "cancel-for-key-spares-shared": (Config(10, 5, 12, 5), [Watch(0, 8, ("a", "b")), CancelForKey("a"), To(20)]),
     "force-keeps-timeout": (Config(1, 3, 0, 2), [Watch(0, 1, ("a", "b", "c")), Completable(0), Watch(1, 0, ("b",)),
                                                  Watch(2, 0, ("b",)), Check("a"), To(0)]),
+}
+
+#: the variants whose bug needs one bucket filled by several routes (direct, cascaded, re-added):
+#: each one's witness with one route taken away (the same window filled without it), which it passes
+ROUTE_TWINS = {
+    # the re-added task had arrived directly, not by a cascade
+    "readd-keeps-cascaded-place": (Config(1, 4, 0, 1000), [Add(1, 9), To(8), Add(2, 1), Add(3, 1), Add(2, 1), To(9)]),
+    # no direct entry in the window
+    "readd-jumps-cascaded": (Config(1, 4, 0, 1000), [Add(1, 9), Add(3, 20), To(8), Add(3, 1), To(9)]),
+    # a fresh task where task 3 was re-added
+    "cascade-ahead-when-readd": (Config(1, 4, 0, 1000), [Add(1, 9), Add(3, 20), Add(4, 6), To(6), Add(2, 3), Add(5, 3),
+                                                         To(8), To(9)]),
+    "flush-groups-by-route": (Config(1, 4, 0, 1000), [Add(1, 9), Add(3, 20), To(8), Add(2, 1), Add(5, 1), To(9)]),
 }
 
 #: the default check's campaign size per kind
@@ -91,6 +112,17 @@ def test_witness_shows_the_bug(name):
     assert judge(run_ops(good, cfg, schedule), caps) == [], "the correct timer fails the witness"
     bad = _adapter(name)
     assert judge(run_ops(bad, cfg, schedule), caps) != [], f"{name} passes its witness"
+
+
+@pytest.mark.parametrize("name", sorted(ROUTE_TWINS))
+def test_route_variants_need_mixed_routes(name):
+    """Each route variant passes its witness with one route taken away: the bug shows only in a
+    bucket that mixes routes (what the campaign's *mix* move builds)."""
+    assert KIND[name] == "timer"
+    cfg, schedule = ROUTE_TWINS[name]
+    bad = _adapter(name)
+    assert judge(run_ops(bad, cfg, schedule), bad.hello().capabilities) == []
+    assert len([v for v in variants.VARIANTS if v.name in ROUTE_TWINS]) >= 4
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -148,6 +180,7 @@ def test_power_script_writes_its_table(tmp_path, monkeypatch):
                        "--rates", str(rates)]) == 0
     text = out.read_text()
     assert "| purge-at-threshold | purgatory | short | kill | 2/2 |" in text
+    assert "worst base" in text
     assert "| check-tries-four | purgatory | long | pass |" in text
     assert "cores, Python" in text and "## Acceptance" in text
     assert "| check-tries-four |" in rates.read_text()
@@ -157,11 +190,12 @@ def test_power_table_names_the_variants_that_miss_the_bar():
     from wheelspec.benchmarks.power import Measure, render
 
     strong = Measure("strong", "timer", "short", "doc", seeds=100, failing={"timer": list(range(0, 100, 10))},
-                     campaign_kill={0: True, 50: True})
+                     campaign_kill={0: True, 50: True}, base_fails={0: 5, 50: 2})
     weak = Measure("weak", "timer", "long", "doc", seeds=100, failing={"timer": [3]},
                    campaign_kill={0: True, 50: False})
     text = render([strong, weak], command="c", seeds=100, bases=[0, 50], schedules=50, kinds=["timer"], seconds=1)
     assert "Not met by: weak (1/2 bases, best rate 1.00%)." in text
-    assert "| strong | timer | short | pass | 2/2 | 2/2 | 10.00% |" in text
+    assert "| strong | timer | short | pass | 2/2 | 2/2 | 10.00% | 4.00% |" in text  # worst base: 2 of 50
+    assert "| weak | timer | long | pass | 1/2 | 1/2 | 1.00% | - |" in text  # no per-base counts given
     assert "Met by every variant." in render([strong], command="c", seeds=100, bases=[0, 50], schedules=50,
                                              kinds=["timer"], seconds=1)

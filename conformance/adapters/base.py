@@ -28,7 +28,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, result_of_event
 from wheelspec.spec import ops
-from wheelspec.spec.limits import MAX_ID, RangeError
+from wheelspec.spec.limits import MAX_ID, MAX_TICK_MS, MAX_WHEEL_SIZE, MIN_WHEEL_SIZE, RangeError
 
 
 @runtime_checkable
@@ -66,6 +66,28 @@ def error_of(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, ValueError):
         return "invalid", str(exc)
     return "internal", f"{type(exc).__name__}: {exc}"
+
+
+def refusal_of(exc: BaseException, now: int = 0) -> Response:
+    """The answer to a request whose Python implementation raised ``exc`` instead of answering:
+    the refusal :func:`error_of` maps the exception to.  The one mapping for every Python
+    implementation, in-process (the runner, :class:`~.library.LibraryTimerAdapter`) and served
+    (:mod:`.serve`), so a ``ValueError`` is ``invalid`` on both paths."""
+    kind, message = error_of(exc)
+    if kind != "internal":  # error_of names the exception's type only for internal errors
+        message = f"{type(exc).__name__}: {message}"
+    return Response(now, error=(kind, f"raised {message}"))
+
+
+def saved_config(caps: Capabilities, config: Config) -> Config:
+    """``config`` as a saved scenario (a counterexample) records it: the configuration the
+    implementation runs (``caps.effective``: its declared fixed ``tick_ms`` / ``wheel_size``
+    instead of the drawn ones), except a declared value outside wheelspec's limits, which no
+    scenario file could hold: the drawn value stays there."""
+    eff = caps.effective(config)
+    tick = eff.tick_ms if 1 <= eff.tick_ms <= MAX_TICK_MS else config.tick_ms
+    wheel = eff.wheel_size if MIN_WHEEL_SIZE <= eff.wheel_size <= MAX_WHEEL_SIZE else config.wheel_size
+    return Config(tick, wheel, config.start_ms, config.purge_interval)
 
 
 class SimulationAdapter:

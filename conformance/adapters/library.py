@@ -7,9 +7,16 @@ tell is declared in ``Capabilities.unobservable`` and reported "not judged" (``d
 "What an adapter observes").  Where each judged value comes from:
 
 * **add**: the result (the expiration) is the deadline the library records for the new handle
-  (:meth:`_deadline`), not ``now + delay`` computed here; a re-add of a scheduled task first
-  cancels the old handle with the library's own cancel (Kafka's "a re-added task replaces its
-  entry": ``TimerTaskEntry`` moves).
+  (:meth:`_deadline`), not ``now + delay`` computed here.  A re-add of a scheduled task (Kafka's
+  "a re-added task replaces its entry": ``TimerTaskEntry`` moves, the old entry never runs) is
+  made in the one order that keeps a refusal harmless: the new schedule first; only once the
+  library has accepted it is the old handle superseded (cancelled with the library's own cancel).
+  A library that refuses the new schedule (it raises) has changed nothing: the request is
+  answered with the error :func:`~.base.error_of` maps the exception to, and the old entry stays
+  scheduled.  While the library schedules the new handle, the old one is already being replaced:
+  a fire of the old handle the library runs inside that call is not reported (in Kafka's order
+  the old entry was gone before the new one was filed), and a fire of the new handle inside the
+  call (a delay <= 0 run at once) is reported where it happened among the request's events.
 * **cancel**: the result is the library's answer (:meth:`_unschedule`), read from what the library
   returns, raises or exposes about the handle; never from whether this layer thinks it is live.
 * **fires**: the library calls back; each fire is reported with the clock reading the library
@@ -38,10 +45,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
+from wheelspec.conformance.adapters.base import refusal_of
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, declare_ranges
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
-from wheelspec.spec.limits import MAX_ID, MAX_TIME_MS
+from wheelspec.spec.errors import RangeError, UserError
+from wheelspec.spec.limits import MAX_ID, MAX_TIME_MS, check_tick, check_wheel_size
 from wheelspec.spec.profiles import STRICT
 
 #: the task-id range of protocol v1: :data:`wheelspec.spec.limits.MAX_ID`, as every engine's
@@ -61,13 +70,29 @@ class LibraryTimerAdapter:
     #: properties this library cannot tell (registered names); ``size`` is added when the
     #: subclass has no ``_size``
     unobservable: tuple[str, ...] = ()
-    #: ``bounded`` (judged on wheelspec's ranges) or ``unbounded`` (the library accepts any value
-    #: by design: ``Capabilities.ranges``)
-    ranges: str = "bounded"
+    #: ``bounded`` (judged on wheelspec's ranges), ``unbounded`` (the library accepts any value by
+    #: design) or the range it accepts, e.g. ``{"delay": (1, 4095)}`` (``Capabilities.ranges``;
+    #: ``docs/PYTHON_ADAPTERS.md``)
+    ranges: str | dict[str, tuple[int, int]] = "bounded"
+    #: the library's fixed tick (ms) and number of buckets per wheel, if it has them
+    #: (``Capabilities.tick_ms`` / ``wheel_size``): the reports show them as the configuration, the
+    #: ``kafka`` profile's tick window is judged with this tick, and a ``kafka`` library declaring
+    #: both claims Kafka's wheel, whose fires are then compared one by one with the reference's
+    tick_ms: int | None = None
+    wheel_size: int | None = None
+    #: the library's declared granularity (``Capabilities.lateness_ms`` / ``earliness_ms``;
+    #: ``docs/PYTHON_ADAPTERS.md``): a task may fire up to ``lateness_ms`` after the moment its
+    #: profile says it must have fired by (a coarse wheel firing a bucket when the clock passes its
+    #: end) and up to ``earliness_ms`` before its profile's earliest time (a wheel rounding deadlines
+    #: down); judged as property ``granularity``.  0: none declared
+    lateness_ms: int = 0
+    earliness_ms: int = 0
 
     def __init__(self) -> None:
         self._handles: dict[int, Any] = {}  # task -> library handle of its latest schedule (ids only)
         self._events: list[ev.Event] = []   # fires reported by callbacks during one request
+        self._latest: dict[int, _Schedule] = {}  # task -> its latest schedule (for a re-add)
+        self._replacing: _Schedule | None = None  # the schedule a re-add is superseding (_add)
         self._started = False
 
     # ------------------------------------------------------------------ Adapter protocol ----------
@@ -79,12 +104,27 @@ class LibraryTimerAdapter:
 
     def hello(self) -> Hello:
         caps = Capabilities(timer=True, purgatory=False, time="virtual", profile=self.profile,
-                            configurable=("start_ms",), unobservable=self.not_observed(), ranges=self.ranges)
+                            tick_ms=self._declared("tick_ms", check_tick),
+                            wheel_size=self._declared("wheel_size", check_wheel_size),
+                            configurable=("start_ms",), unobservable=self.not_observed(),
+                            ranges=declare_ranges(self.ranges),
+                            lateness_ms=self.lateness_ms, earliness_ms=self.earliness_ms)
         return Hello(self.name, caps, self.version)
+
+    def _declared(self, attr: str, check: Callable[[object], int]) -> int | None:
+        """The class attribute ``attr`` (``tick_ms`` / ``wheel_size``), checked against
+        wheelspec's limits; a bad value is a one-line :class:`UserError` naming it."""
+        value = getattr(self, attr)
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except (RangeError, TypeError) as e:
+            raise UserError(f"{type(self).__name__}.{attr}: {e}") from None
 
     def reset(self, config: Config) -> None:
         self.close()
-        self._handles, self._events = {}, []
+        self._handles, self._events, self._latest, self._replacing = {}, [], {}, None
         self._start(config.start_ms)
         self._started = True
 
@@ -99,10 +139,10 @@ class LibraryTimerAdapter:
         result: Any = None
         match op:
             case ops.AddTask(task, delay):
-                old = self._handles.get(task)
-                if old is not None:  # re-add replaces the entry (Kafka's TimerTaskEntry move)
-                    self._unschedule(old)
-                result = self._add(task, delay)
+                added = self._add(task, delay)
+                if isinstance(added, Response):
+                    return added  # refused by the library: nothing changed
+                result = added
             case ops.CancelTask(task):
                 if task not in self._handles:
                     return Response(now, error=("unknown-id", f"task {task} was never added"))
@@ -135,23 +175,36 @@ class LibraryTimerAdapter:
             self._started = False
 
     # ------------------------------------------------------------------ the library's callback ----
-    def _add(self, task: int, delay: int) -> int:
-        """Schedule ``task`` with the library; returns the deadline the library recorded.  The
-        callback reports each fire with the library's clock and this handle's deadline."""
-        bound: list[Any] = []   # the handle, once the library has returned it
-        inside: list[int] = []  # clock readings of fires run inside the scheduling call itself
+    def _add(self, task: int, delay: int) -> int | Response:
+        """Schedule ``task`` with the library; returns the deadline the library recorded, or the
+        refusal if the library raised.  A re-add supersedes the task's earlier schedule only once
+        the library has accepted the new one (module doc: a refusal changes nothing).  The callback
+        reports each fire with the library's clock and this handle's deadline."""
+        entry = _Schedule()
 
         def fire() -> None:
-            if bound:
-                self._events.append(ev.Fire(self._clock(), task, self._deadline(bound[0])))
-            else:
-                inside.append(self._clock())
+            if self._replacing is entry:
+                return  # the old entry of a re-add in progress: in Kafka's order it is gone already
+            if entry.bound:
+                self._events.append(ev.Fire(self._clock(), task, self._deadline(entry.handle)))
+            else:  # run inside the scheduling call: reported at this place once the handle is known
+                entry.early.append((len(self._events), self._clock()))
 
-        handle = self._schedule(task, delay, fire)
-        bound.append(handle)
-        self._handles[task] = handle
+        self._replacing = self._latest.get(task)
+        try:
+            handle = self._schedule(task, delay, fire)
+        except Exception as exc:  # noqa: BLE001 - the library's refusal is an answer, not a crash
+            return refusal_of(exc, self._clock())
+        finally:
+            self._replacing = None
+        entry.handle, entry.bound = handle, True
+        old = self._handles.get(task)
+        self._handles[task], self._latest[task] = handle, entry
+        if old is not None and not _same_key(old, handle):
+            self._unschedule(old)  # superseded (the entry moves); the library's answer is not the add's
         exp = self._deadline(handle)
-        self._events.extend(ev.Fire(t, task, exp) for t in inside)
+        for k, (at, clock) in enumerate(entry.early):  # each earlier insertion shifts the next by one
+            self._events.insert(at + k, ev.Fire(clock, task, exp))
         return exp
 
     # ------------------------------------------------------------------ for subclasses ------------
@@ -186,3 +239,26 @@ class LibraryTimerAdapter:
     def _size(self) -> int:
         """The library's own count of pending calls (leave it out if the library has none)."""
         raise NotImplementedError
+
+
+class _Schedule:
+    """One schedule of a task with the library (Kafka's ``TimerTaskEntry``): the library's handle
+    once its scheduling call has returned, and the fires the library ran inside that call (their
+    place among the request's events and the clock reading)."""
+
+    __slots__ = ("handle", "bound", "early")
+
+    def __init__(self) -> None:
+        self.handle: Any = None
+        self.bound = False
+        self.early: list[tuple[int, int]] = []
+
+
+def _same_key(old: Any, new: Any) -> bool:
+    """Is ``new`` the handle ``old`` again: the same object, or the same plain key (an int, a
+    string, bytes or None)?  A library that files schedules by a key of the task hands the key back
+    and replaces the entry itself on a second schedule: cancelling the "old" handle after it would
+    cancel the new entry."""
+    if old is new:
+        return True
+    return type(old) is type(new) and isinstance(new, int | str | bytes) and old == new

@@ -38,11 +38,19 @@ import re
 from typing import Any
 
 from wheelspec.spec import events as ev
-from wheelspec.spec import ops, properties, results
-from wheelspec.spec.errors import ProtocolError
+from wheelspec.spec import limits, ops, properties, results
+from wheelspec.spec.errors import ProtocolError, UserError
 from wheelspec.spec.events import CAUSED_KINDS
-from wheelspec.spec.profiles import EXPIRE_BEFORE_PURGE, KAFKA, PROFILE_NAMES, behaviour, check_executor_order
-from wheelspec.spec.show import json_short  # (importable from here too: adapters quote values with it)
+from wheelspec.spec.profiles import (
+    EXPIRE_BEFORE_PURGE,
+    KAFKA,
+    PROFILE_NAMES,
+    Granularity,
+    behaviour,
+    check_executor_order,
+    check_granularity,
+)
+from wheelspec.spec.show import clip, json_short  # (importable from here too: adapters quote values with it)
 
 #: every protocol version this runner speaks, oldest first
 PROTOCOL_VERSIONS = (1, 2)
@@ -62,8 +70,92 @@ ERROR_TYPES = ("range", "type", "unknown-id", "invalid", "unsupported", "interna
 # CAUSED_KINDS (imported above from wheelspec.spec.events, and still importable from here): the
 # event kinds an adapter reports as caused by a request; the result event is built here.
 
-#: values of ``capabilities.ranges``: judged on wheelspec's ranges, or declared to accept any value
+#: the string values of ``capabilities.ranges``: judged on wheelspec's ranges, or declared to
+#: accept any value (an object declares a narrower range instead: :class:`DeclaredRanges`)
 RANGES = ("bounded", "unbounded")
+
+#: wheelspec's ranges (``spec/limits.py``), the widest a declaration may give, by the keys of a
+#: ``capabilities.ranges`` object: a delay (of an add, or a watch's timeout) and a clock reading
+KAFKA_RANGES: dict[str, tuple[int, int]] = {"delay": (limits.MIN_DELAY_MS, limits.MAX_DELAY_MS),
+                                            "time": (0, limits.MAX_TIME_MS)}
+#: what reports call each key of a declared range
+RANGE_WORDS = {"delay": "delays", "time": "clock readings"}
+
+
+@dataclasses.dataclass(frozen=True)
+class DeclaredRanges:
+    """``capabilities.ranges`` given as an object, ``{"delay": [lo, hi], "time": [lo, hi]}``: the
+    delays (of ``add``, and a watch's timeout) and the clock readings (``start_ms``, ``advance``
+    targets) the implementation accepts, inclusive, each inside wheelspec's range (a key left out
+    keeps wheelspec's).  Otherwise it is judged as ``bounded``; the requests outside the declared
+    range but inside wheelspec's are not sent by the campaign, their refusal in a scenario is not
+    a finding, and the declaration itself, if narrower than wheelspec's (Kafka's usable) range,
+    is one ``ranges`` finding per report (``docs/PROTOCOL.md``, section 4.4)."""
+
+    delay: tuple[int, int] = KAFKA_RANGES["delay"]
+    time: tuple[int, int] = KAFKA_RANGES["time"]
+
+    def to_dict(self) -> dict[str, list[int]]:
+        """The wire's object (both keys)."""
+        return {"delay": list(self.delay), "time": list(self.time)}
+
+    def narrower(self) -> tuple[str, ...]:
+        """The keys whose declared range is narrower than wheelspec's."""
+        return tuple(k for k in KAFKA_RANGES if getattr(self, k) != KAFKA_RANGES[k])
+
+    def describe(self, keys: tuple[str, ...] | None = None) -> str:
+        """``keys`` (default: the narrower ones) in words: ``delays [1, 4095] and clock readings [0, 99]``."""
+        keys = self.narrower() if keys is None else keys
+        return " and ".join(f"{RANGE_WORDS[k]} [{getattr(self, k)[0]}, {getattr(self, k)[1]}]" for k in keys)
+
+    def admits(self, key: str, value: int) -> bool:
+        """Is ``value`` inside the declared range of ``key`` (``delay`` or ``time``)?"""
+        lo, hi = getattr(self, key)
+        return lo <= value <= hi
+
+    def clamp(self, key: str, value: int) -> int:
+        """``value`` moved into the declared range of ``key``."""
+        lo, hi = getattr(self, key)
+        return min(max(value, lo), hi)
+
+    @classmethod
+    def parse(cls, value: Any, where: str = "capabilities.ranges") -> DeclaredRanges:
+        """An object ``{"delay": [lo, hi], "time": [lo, hi]}`` (either key may be left out) read
+        and checked; a malformed one raises :class:`ProtocolError` naming the field."""
+        if isinstance(value, DeclaredRanges):
+            return value
+        if not isinstance(value, dict) or not value:
+            raise ProtocolError(f"{where} must be one of {', '.join(RANGES)} or an object "
+                                f"{{\"delay\": [lo, hi], \"time\": [lo, hi]}}, got {json_short(value)}")
+        extra = sorted(set(value) - set(KAFKA_RANGES), key=str)
+        if extra:
+            raise ProtocolError(f"{where}: unknown key {json_short(extra[0])} (known: {', '.join(KAFKA_RANGES)})")
+        out: dict[str, tuple[int, int]] = {}
+        for key, pair in value.items():
+            lo, hi = KAFKA_RANGES[key]
+            ok = (isinstance(pair, list | tuple) and len(pair) == 2
+                  and all(type(x) is int for x in pair) and lo <= pair[0] <= pair[1] <= hi)
+            if not ok:
+                raise ProtocolError(f"{where}.{key} must be [lo, hi], integers with {lo} <= lo <= hi <= {hi}, "
+                                    f"got {json_short(pair)}")
+            out[key] = (pair[0], pair[1])
+        return cls(**out)
+
+
+def declare_ranges(value: Any) -> str | DeclaredRanges:
+    """An in-process adapter's ``ranges`` (``bounded``, ``unbounded``, a :class:`DeclaredRanges` or
+    the dict it parses) as :class:`Capabilities` holds it; a malformed one is the user's
+    configuration error, one line (:class:`UserError`)."""
+    if isinstance(value, DeclaredRanges) or (isinstance(value, str) and value in RANGES):
+        return value
+    try:
+        return DeclaredRanges.parse(value)
+    except ProtocolError as e:
+        raise UserError(str(e)) from None
+
+
+#: the capabilities declaring a granularity (:meth:`Capabilities.granularity`)
+GRANULARITY_KEYS = ("lateness_ms", "earliness_ms")
 
 #: configuration keys of a ``reset`` request
 CONFIG_KEYS = ("tick_ms", "wheel_size", "start_ms", "purge_interval")
@@ -124,8 +216,10 @@ class Capabilities:
     unobservable: tuple[str, ...] = ()
     #: ``bounded``: judged on wheelspec's ranges (an out-of-range request must be refused: property
     #: ``ranges``); ``unbounded``: accepts any value by design, so out-of-range requests are left
-    #: out of its campaign schedules and ``ranges`` is not judged (``docs/PROTOCOL.md``)
-    ranges: str = "bounded"
+    #: out of its campaign schedules and ``ranges`` is not judged; a :class:`DeclaredRanges` (or
+    #: the dict it parses): bounded, accepting only the delays and clock readings declared
+    #: (``docs/PROTOCOL.md``, section 4.4)
+    ranges: str | DeclaredRanges = "bounded"
     #: which orders of an advance's purge and its expirations the implementation may show (the
     #: executor race: :data:`wheelspec.spec.profiles.EXECUTOR_ORDERS`; ``docs/PROTOCOL.md``)
     executor_order: str = EXPIRE_BEFORE_PURGE
@@ -136,6 +230,12 @@ class Capabilities:
     #: at a time).  An adapter declaring N > 1 reads its requests in order and answers each in
     #: order however many wait unread (``docs/PROTOCOL.md``, pipelining)
     pipeline: int = 1
+    #: a declared granularity (virtual time; :class:`wheelspec.spec.profiles.Granularity`): a task
+    #: may fire up to ``lateness_ms`` after the moment its profile says it must have fired by, and
+    #: up to ``earliness_ms`` before its profile's earliest time (a timer that rounds deadlines
+    #: down); judged as property ``granularity`` (``docs/PROTOCOL.md``, section 2.1).  0: none
+    lateness_ms: int = 0
+    earliness_ms: int = 0
     #: the protocol version the adapter speaks (its hello's ``protocol``, not a key of the wire's
     #: capabilities object): version 1 is sent no :data:`V2_OPS` and no cancel of a task never added
     protocol: int = BASE_VERSION
@@ -145,6 +245,8 @@ class Capabilities:
         d = dataclasses.asdict(self)
         d["configurable"] = list(self.configurable)
         d["unobservable"] = list(self.unobservable)
+        if isinstance(self.ranges, DeclaredRanges):
+            d["ranges"] = self.ranges.to_dict()
         del d["protocol"]
         if self.executor_order == EXPIRE_BEFORE_PURGE:
             del d["executor_order"]  # the default: v1 hellos (and campaign identities) stay as they were
@@ -152,6 +254,9 @@ class Capabilities:
             del d["reports_try_complete"]  # likewise
         if self.pipeline == 1:
             del d["pipeline"]  # likewise
+        for k in GRANULARITY_KEYS:
+            if not d[k]:
+                del d[k]  # likewise
         return d
 
     @classmethod
@@ -198,10 +303,7 @@ class Capabilities:
                                     f"(docs/ADAPTERS.md) or {', '.join(OWNED_INPUTS)}, got {json_short(u)}")
             out["unobservable"] = tuple(u)
         if "ranges" in d:
-            if d["ranges"] not in RANGES:
-                raise ProtocolError(f"capabilities.ranges must be one of {', '.join(RANGES)}, "
-                                    f"got {json_short(d['ranges'])}")
-            out["ranges"] = d["ranges"]
+            out["ranges"] = d["ranges"] if d["ranges"] in RANGES else DeclaredRanges.parse(d["ranges"])
         if "executor_order" in d:
             try:
                 out["executor_order"] = check_executor_order(d["executor_order"], out.get("profile", KAFKA))
@@ -213,6 +315,15 @@ class Capabilities:
                 raise ProtocolError(f"capabilities.pipeline must be an integer in [1, {MAX_PIPELINE}], "
                                     f"got {json_short(v)}")
             out["pipeline"] = v
+        for k in GRANULARITY_KEYS:
+            if k in d:
+                try:
+                    out[k] = check_granularity(f"capabilities.{k}", d[k])
+                except ValueError as e:
+                    raise ProtocolError(str(e)) from None
+        if out.get("time") == "real" and any(out.get(k) for k in GRANULARITY_KEYS):
+            raise ProtocolError("capabilities.lateness_ms / earliness_ms declare a virtual-time granularity; a "
+                                "real-time timer is judged against wheelspec realtime's resolution and --slack")
         caps = cls(**out)
         if not caps.timer and not caps.purgatory:
             raise ProtocolError("capabilities: an adapter must offer a timer, a purgatory or both")
@@ -222,6 +333,25 @@ class Capabilities:
             raise ProtocolError("capabilities.reports_try_complete needs protocol 2; "
                                 f"the hello says protocol {protocol}")
         return caps
+
+    def __post_init__(self) -> None:
+        # An in-process adapter may give its declared range as a dict: read and checked here
+        object.__setattr__(self, "ranges", declare_ranges(self.ranges))
+        # likewise a declared granularity (an adapter class's lateness_ms / earliness_ms)
+        for k in GRANULARITY_KEYS:
+            try:
+                check_granularity(f"capabilities.{k}", getattr(self, k))
+            except ValueError as e:
+                raise UserError(str(e)) from None
+
+    def granularity(self) -> Granularity:
+        """The declared granularity (``lateness_ms``, ``earliness_ms``) as the checker's profile
+        takes it; falsy when none is declared."""
+        return Granularity(self.lateness_ms, self.earliness_ms)
+
+    def declared_ranges(self) -> DeclaredRanges | None:
+        """The declared range (``ranges`` given as an object), None for ``bounded`` / ``unbounded``."""
+        return self.ranges if isinstance(self.ranges, DeclaredRanges) else None
 
     def effective(self, config: Config) -> Config:
         """The configuration the adapter runs after ``reset(config)``: what it cannot configure
@@ -350,11 +480,10 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 def clean_text(text: str, limit: int | None = None) -> str:
     """``text`` made safe for one line of a terminal or an XML report: ANSI escape sequences
     removed, tabs and other control characters (NUL, newline, C1), lone surrogates and the XML
-    non-characters replaced by a space, cut at ``limit`` characters."""
+    non-characters replaced by a space, shortened to ``limit`` characters at a word boundary
+    (:func:`~wheelspec.spec.show.clip`: never inside a number)."""
     text = _CONTROL.sub(" ", _ANSI.sub("", text))
-    if limit is not None and len(text) > limit:
-        text = text[: max(0, limit - 3)] + "..."
-    return text
+    return text if limit is None else clip(text, limit)
 
 
 def protocol_error(field: str, problem: str) -> ProtocolError:

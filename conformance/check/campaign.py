@@ -26,6 +26,8 @@ How a schedule is drawn (``docs/CAMPAIGN.md``, "Generation", says why each part 
   level used again one wheel revolution later); a *touch* of a cascaded task (cancel or re-add of
   a task added far ahead, once the clock is near it); a *tie* (buckets of two adjacent levels
   that start at the same millisecond, among other queued buckets: the delay queue's heap order);
+  a *mix* (one level-0 window filled by every route before it fires: tasks cascaded down into it,
+  tasks added into it directly, tasks re-added into it while scheduled elsewhere);
 * **moves** (purgatory): watches on 1-3 of a few keys (long schedules use fewer keys, so each key
   sees many operations), ``set_completable``, ``check`` (mostly of keys with watchers),
   ``cancel_for_key``, ``force_complete``, ``watched`` / ``num_delayed``, advances, the timer
@@ -38,12 +40,14 @@ How a schedule is drawn (``docs/CAMPAIGN.md``, "Generation", says why each part 
 * **out-of-range requests** (:data:`OUT_OF_RANGE_SHARE` of the schedules): one or two requests
   beyond ``spec/limits.py`` (a delay past the largest, a clock reading past the last, a negative
   or too large id), so a missing range check fails property ``ranges`` without the corpus.  An
-  implementation declaring ``ranges: unbounded`` gets its schedules without them
-  (:func:`narrow`).
+  implementation declaring ``ranges: unbounded`` gets its schedules without them, and one
+  declaring a narrower range (``ranges`` as an object) gets every other delay and advance target
+  clamped into it, its clock starting inside it (:func:`narrow`, :func:`narrow_config`).
 
 Resubmits and cancels of never-added tasks are protocol version 2: :func:`narrow` leaves them out
 of a version-1 implementation's schedules (they are drawn in the purgatory kind only, whose
-generator version is :data:`PURGATORY_GENERATOR`; the timer kind draws what it drew before).
+generator version is :data:`PURGATORY_GENERATOR`; the timer kind never draws them).  The *mix*
+move is drawn by the timer kind only (its generator version is :data:`GENERATOR`).
 
 :func:`run_seed_range` is the unit of work (a pure function of its arguments; later distributed
 campaigns split seed ranges over workers): it returns one :class:`SeedOutcome` per seed, a
@@ -58,9 +62,10 @@ import functools
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
+from wheelspec.conformance.adapters.base import saved_config
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
 from wheelspec.conformance.check.corpus import Scenario
 from wheelspec.conformance.check.judge import judge, out_of_range
@@ -69,12 +74,16 @@ from wheelspec.spec import limits, ops
 from wheelspec.spec.findings import Finding
 
 KINDS = ("timer", "purgatory")
-GENERATOR = "wheelspec-campaign-v3"
+#: the timer kind's generator: v3's moves plus the *mix* move (one window filled by every route)
+GENERATOR = "wheelspec-campaign-v5"
 #: the purgatory kind's generator: v3's moves plus resubmits and cancels of never-added tasks
 PURGATORY_GENERATOR = "wheelspec-campaign-v4"
 #: The generator version of each kind (a schedule is a pure function of version, kind and seed;
 #: ``docs/CAMPAIGN.md`` lists what each version draws).
 GENERATORS = {"timer": GENERATOR, "purgatory": PURGATORY_GENERATOR}
+#: every generator version there has been, oldest first: a saved counterexample names the one it
+#: was drawn by (its ``origin``) and replays under any
+GENERATOR_VERSIONS = tuple(f"wheelspec-campaign-v{i}" for i in range(1, 6))
 
 #: length classes: (name, share of schedules, fewest operations, most operations); shares add up
 #: to 1 (a schedule ends with the move that reaches its length, plus a final draining advance)
@@ -83,7 +92,7 @@ LENGTHS = (("short", 0.76, 2, 16), ("medium", 0.20, 17, 60), ("long", 0.04, 120,
 OUT_OF_RANGE_SHARE = 0.025
 #: timer moves, each enabled in a schedule with this probability (``add`` and ``advance`` always)
 TIMER_MOVES = {"add": 1.0, "advance": 1.0, "cancel": 0.6, "readd": 0.5, "size": 0.45, "burst": 0.4,
-               "idle": 0.35, "cascade": 0.5, "reuse": 0.4, "touch": 0.45, "tie": 0.45}
+               "idle": 0.35, "cascade": 0.5, "reuse": 0.4, "touch": 0.45, "tie": 0.45, "mix": 0.5}
 #: purgatory moves (beside the timer ones), each enabled with this probability (``watch`` and
 #: ``advance`` always)
 PURGATORY_MOVES = {"watch": 1.0, "advance": 1.0, "set_completable": 0.8, "check": 0.9, "cancel_for_key": 0.5,
@@ -284,6 +293,8 @@ class _Schedule:
             self.add(self.fresh_task() if r.random() < 0.5 else task, d)
         elif move == "tie":
             self.tie()
+        elif move == "mix":
+            self.mix()
         elif move == "touch":
             cascaded = [t for t in self.far if t in self.pending]
             if not cascaded:
@@ -339,6 +350,72 @@ class _Schedule:
         for _ in range(r.randrange(0, 6)):  # buckets due before w2, queued after A and B
             self.add(self.fresh_task(), r.randrange(1, w2 - self.now + 1))
         self.advance(w2 + r.randrange(0, 2 * lo))
+
+    def mix(self) -> None:
+        """One level-0 window ``W = [w, w + tick)`` filled by every route before it fires
+        (SEMANTICS.md, Ordering, O2-O3: a bucket runs its entries in the order they were linked,
+        whatever linked them): entries *cascaded* down from an overflow wheel, entries added
+        *directly* into level 0, and entries *re-added* into W while scheduled elsewhere (far
+        ahead, cascaded into another window, or in W already); then an advance fires W.
+
+        The lazy clock decides where an add lands, so the move sets it.  ``w`` lies in the
+        level-1 window ``[s1, s1 + u1)``, two or more of them ahead and not at its first tick: a
+        task added for W now is at least ``u1`` ahead of any base clock, so it goes to an overflow
+        wheel.  An advance into ``[s1, w)`` flushes the buckets holding it (their windows start
+        at or before ``s1``): it cascades into W, and the base clock stops in ``[s1, w)``, where W
+        is inside level 0's span, so later adds for W link into it directly.  Two times in three
+        (when the wheel has room) a pacer first puts the base clock in ``[w - u1 + tick, s1)``: a
+        fresh task added for a later tick window than now's, then an advance to exactly its
+        expiration, which flushes its buckets down to its own window and so moves every clock
+        there; then direct and re-added entries are linked before the cascaded ones arrive."""
+        r, tick = self.r, self.tick
+        u1 = self.level_tick(1)
+        s1 = (self.now // u1 + r.randrange(2, 2 * self.wheel + 1)) * u1
+        w = s1 + r.randrange(1, self.wheel) * tick  # not the first tick: that one is due at the cascade
+        cascaded = [self.fresh_task() for _ in range(r.randrange(1, 4))]
+        routes = ["direct"] * r.randrange(1, 3)
+        routes += [r.choice(("far", "cascading", "in-w")) for _ in range(r.randrange(1, 3))]
+        r.shuffle(routes)
+        # the tasks to re-add are scheduled now, beyond W: far ahead, or in W's level-1 window after
+        # W if it has room (they cascade into another level-0 bucket before their re-add)
+        far = (w + tick, w + tick + self.level_tick(2))
+        elsewhere = {"far": far, "cascading": (w + tick, s1 + u1) if w + tick < s1 + u1 else far}
+        first = [(t, w, w + tick) for t in cascaded]
+        first += [(self.fresh_task(), *elsewhere[x]) for x in routes if x in elsewhere]
+        readds = [t for t, lo, _ in first if lo > w]
+        r.shuffle(first)
+        for task, lo, hi in first:
+            self.add(task, r.randrange(lo, hi) - self.now)
+        early = 0
+        lo, hi = max((self.now // tick + 1) * tick, w - u1 + tick), s1 - tick
+        if lo <= hi and r.random() < 0.65:  # the pacer: the base clock to [lo, hi], before s1
+            pace = lo + r.randrange(0, (hi - lo) // tick + 1) * tick + r.randrange(0, tick)
+            self.add(self.fresh_task(), pace - self.now)
+            self.advance(pace)
+            early = r.randrange(1, len(routes) + 1)
+            if routes[0] == "in-w":  # W holds nothing to re-add yet
+                routes.append(routes.pop(0))
+        in_w: dict[int, str] = {}  # the tasks linked in W -> the route that linked them
+        for i, route in enumerate(routes + [""]):
+            if i == early:
+                self.advance(s1 + r.randrange(0, w - s1))  # the cascade into W; W stays queued
+                in_w.update(dict.fromkeys(cascaded, "cascaded"))
+            if not route:
+                break
+            if route == "direct":
+                task = self.fresh_task()
+            elif readds and route != "in-w":
+                task = readds.pop(0)
+            elif in_w:  # mostly one whose route another entry of W keeps
+                keeps = [t for t, x in in_w.items() if x == "re-added" or list(in_w.values()).count(x) > 1]
+                task = r.choice(keeps if keeps and r.random() < 0.75 else list(in_w))
+            else:
+                task = readds.pop(0) if readds else self.fresh_task()
+            readd = task in self.pending
+            in_w.pop(task, None)
+            self.add(task, w + r.randrange(0, tick) - self.now)
+            in_w[task] = "re-added" if readd else "direct"
+        self.advance(w + r.choice((0, r.randrange(0, tick), r.randrange(0, 2 * u1))))
 
     # ------------------------------------------------------------------ purgatory moves --------
     def watch(self, keys: tuple[Any, ...], completable: bool = False, retry: bool = False,
@@ -503,13 +580,42 @@ def narrow(schedule: list[ops.Op], caps: Capabilities) -> list[ops.Op]:
     """The schedule as an implementation gets it: without the operations it does not offer (a
     purgatory-only implementation gets no timer operations; a protocol-1 one no resubmits and no
     cancels of a task never added, which only version 2 answers) and, if it declares ``ranges:
-    unbounded``, without the out-of-range requests (property ``ranges`` is then not judged)."""
+    unbounded``, without the out-of-range requests (property ``ranges`` is then not judged).  If
+    it declares a range (``ranges`` as an object), every delay and advance target inside
+    wheelspec's ranges is moved into the declared one (:func:`within_declared`); the requests
+    outside wheelspec's stay as drawn, to be refused (property ``ranges``)."""
     out = [op for op in schedule if caps.supports(op)]
+    if caps.declared_ranges() is not None:
+        out = [within_declared(op, caps) for op in out]
     if caps.protocol < 2:
         out = _without_never_added_cancels(out)
     if caps.ranges == "unbounded":
         out = [op for op in out if not out_of_range(op)]
     return out
+
+
+def within_declared(op: ops.Op, caps: Capabilities) -> ops.Op:
+    """``op`` with its delay (an add's, a watch's timeout) or advance target clamped into the
+    range the implementation declares: a schedule keeps its shape (its tasks, re-adds, cancels
+    and advances, in order; advance targets stay in order) and asks only what the implementation
+    accepts.  A request outside wheelspec's ranges is left as drawn."""
+    declared = caps.declared_ranges()
+    if declared is None or out_of_range(op):
+        return op
+    if isinstance(op, ops.AddTask | ops.Watch):
+        return dataclasses.replace(op, delay=declared.clamp("delay", op.delay))
+    if isinstance(op, ops.AdvanceTo):
+        return dataclasses.replace(op, time=declared.clamp("time", op.time))
+    return op
+
+
+def narrow_config(cfg: Config, caps: Capabilities) -> Config:
+    """The configuration as an implementation gets it: its clock starts inside the range it
+    declares (``start_ms`` clamped, like the advances: :func:`within_declared`)."""
+    declared = caps.declared_ranges()
+    if declared is None:
+        return cfg
+    return dataclasses.replace(cfg, start_ms=declared.clamp("time", cfg.start_ms))
 
 
 def _without_never_added_cancels(schedule: list[ops.Op]) -> list[ops.Op]:
@@ -535,16 +641,37 @@ class SeedOutcome:
     counterexample: Scenario | None = None
     #: the semantic situations the schedule exercised (:mod:`.coverage`), counted on the oracle run
     coverage: Counter[str] = dataclasses.field(default_factory=Counter)
+    #: the properties the schedule's own run failed, in the order found (``failures`` are those of
+    #: the shrunk counterexample, which keeps one of them); default: the properties of ``failures``
+    props: tuple[str, ...] = ()
+    #: counterexamples shrunk toward the schedule's other failing properties (:class:`PropertyShrinks`)
+    more: list[Scenario] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.props:
+            self.props = tuple(dict.fromkeys(f.prop for f in self.failures))
 
     @property
     def ok(self) -> bool:
         return not self.failures
 
+    def failing(self, accept: Collection[str] = ()) -> bool:
+        """Does the schedule fail a property not in ``accept`` (``--accept``)?  Without ``accept``
+        this is ``not ok``; a schedule failing accepted properties only is an accepted deviation."""
+        return any(p not in accept for p in self.all_props)
+
+    @property
+    def all_props(self) -> tuple[str, ...]:
+        """Every property this seed was found to fail: its own run's and its counterexample's."""
+        return tuple(dict.fromkeys([*self.props, *(f.prop for f in self.failures)]))
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind, "seed": self.seed, "ops": self.ops, "ok": self.ok,
-                             "failures": [f.to_dict() for f in self.failures]}
+                             "props": list(self.all_props), "failures": [f.to_dict() for f in self.failures]}
         if self.counterexample is not None:
             d["counterexample"] = self.counterexample.to_dict()
+        if self.more:
+            d["more_counterexamples"] = [cx.to_dict() for cx in self.more]
         return d
 
 
@@ -577,17 +704,25 @@ def judge_run(adapter: Any, caps: Capabilities, result: Run, *, coverage: bool =
 
 
 def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op]) -> list[Finding]:
-    """Run ``schedule`` (narrowed to the implementation: :func:`narrow`) and judge it."""
-    return judge_run(adapter, caps, run_ops(adapter, cfg, narrow(schedule, caps)))[0]
+    """Run ``schedule`` (narrowed to the implementation: :func:`narrow`, :func:`narrow_config`)
+    and judge it."""
+    return judge_run(adapter, caps, run_ops(adapter, narrow_config(cfg, caps), narrow(schedule, caps)))[0]
 
 
 def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[int], *,
                    shrink: bool = True, impl_name: str = "",
                    on_seed: Callable[[SeedOutcome], None] | None = None,
-                   on_run: Callable[[int, Config, Any], None] | None = None) -> list[SeedOutcome]:
+                   on_run: Callable[[int, Config, Any], None] | None = None,
+                   accept: Collection[str] = (), toward: str | None = None) -> list[SeedOutcome]:
     """Run and judge the schedules of ``seeds``; a failing seed is shrunk to a counterexample.
     ``on_run(seed, config, result)`` sees each schedule's run (its ``history``) before judging:
     ``wheelspec check --trace-out`` records it.
+
+    The counterexample keeps a failure of the seed's most specific failing property
+    (:func:`~.judge.primary`) outside ``accept`` (``--accept``: a seed failing accepted properties
+    only is not shrunk here; :class:`PropertyShrinks` shrinks a few per property), or of
+    ``toward`` if given (no counterexample when the seed does not fail ``toward``).  Each outcome's
+    ``props`` are the properties its own run failed, whatever the counterexample keeps.
 
     Schedules are narrowed to the implementation (:func:`narrow`): a purgatory-only one gets the
     purgatory schedules without their timer operations (a timer-only one is simply not given
@@ -599,13 +734,17 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
     shrunk with a fresh adapter per attempt (:func:`.shrink.shrink_liveness`); the adapter starts
     again for the next seed.  A restart that fails raises :class:`AdapterError` (exit 2)."""
     from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
-    from wheelspec.conformance.check.judge import primary
-    from wheelspec.conformance.check.shrink import liveness_finding, shrink_liveness, shrink_schedule_safely
+    from wheelspec.conformance.check.shrink import (
+        RESPONDS,
+        liveness_finding,
+        shrink_liveness,
+        shrink_schedule_safely,
+    )
 
     outcomes = []
     for seed in seeds:
         cfg, schedule = generate(kind, seed)
-        schedule = narrow(schedule, caps)
+        cfg, schedule = narrow_config(cfg, caps), narrow(schedule, caps)
         ahead: dict[str, Any] = {}
         try:
             result = run_ops(adapter, cfg, schedule,
@@ -615,29 +754,107 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
                 on_run(seed, cfg, e.run)
             failing = schedule[: e.step + 1] if e.step is not None else []
             failures, covered = [liveness_finding(e, schedule)], Counter[str]()
-
+            props: tuple[str, ...] = (RESPONDS,)
             cfg2, small = cfg, failing
-            if shrink:
+            shrunk = shrink and _shrink_target(failures, accept, toward) is not None
+            if shrunk:
                 cfg2, small, failures = shrink_liveness(adapter, caps, cfg, failing, e)
         else:
             if on_run is not None:
                 on_run(seed, cfg, result)
             failures, covered = judge_run(adapter, caps, result, coverage=True, **ahead)
-            if failures and shrink:
-                cfg2, small, failures = shrink_schedule_safely(adapter, caps, cfg, schedule,
-                                                               primary(failures).prop)
+            props = tuple(dict.fromkeys(f.prop for f in failures))  # the seed's own run's
+            target = _shrink_target(failures, accept, toward)
+            shrunk = shrink and target is not None
+            if shrunk:
+                assert target is not None
+                cfg2, small, failures = shrink_schedule_safely(adapter, caps, cfg, schedule, target, failures)
+                if caps.declared_ranges() is not None:  # saved as judge_schedule ran it
+                    cfg2, small = narrow_config(cfg2, caps), narrow(small, caps)
         cx = None
-        if failures and shrink:
-            cx = Scenario(f"counterexample/{impl_name or 'impl'}/{kind}-{seed}", cfg2, small, [None] * len(small),
+        if failures and shrunk:
+            # saved with the configuration the implementation ran: its declared tick and wheel size
+            cx = Scenario(f"counterexample/{impl_name or 'impl'}/{kind}-{seed}", saved_config(caps, cfg2), small,
+                          [None] * len(small),
                           description=f"shrunk from seed {seed} of the {kind} campaign: {failures[0].message}",
                           source="campaign counterexample",
                           origin={"generator": GENERATORS[kind], "kind": kind, "seed": seed, "impl": impl_name,
                                   "prop": failures[0].prop, "original_ops": len(schedule)})
-        out = SeedOutcome(kind, seed, len(schedule), failures, cx, covered)
+        out = SeedOutcome(kind, seed, len(schedule), failures, cx, covered, props)
         outcomes.append(out)
         if on_seed is not None:
             on_seed(out)
     return outcomes
+
+
+def _shrink_target(failures: list[Finding], accept: Collection[str], toward: str | None) -> str | None:
+    """The property a seed's counterexample keeps (:func:`run_seed_range`): ``toward`` if the seed
+    fails it, else the most specific failing property outside ``accept``; None: not shrunk."""
+    from wheelspec.conformance.check.judge import primary
+
+    if toward is not None:
+        return toward if any(f.prop == toward for f in failures) else None
+    judged = [f for f in failures if f.prop not in accept]
+    return primary(judged).prop if judged else None
+
+
+#: counterexamples shrunk per failing property and campaign kind: a seed failing a property that
+#: has fewer is shrunk toward that property too (:class:`PropertyShrinks`), the smallest is shown
+PER_PROPERTY = 2
+
+
+class PropertyShrinks:
+    """Failures grouped by property: each property a campaign kind fails gets counterexamples of
+    its own, even when another property fails first in every seed that fails it.
+
+    :func:`run_seed_range` shrinks a failing seed toward one property (its most specific one
+    outside ``--accept``); a rarer property failing in the same seeds would have no counterexample.
+    Fed the outcomes of one implementation in seed order (:meth:`add`), this shrinks a seed again
+    toward each property it failed that has fewer than ``per_property`` counterexamples of that
+    kind yet (accepted properties too: a seed failing only accepted ones is shrunk nowhere else).
+    So the extra cost is at most ``per_property`` shrinks per property and kind, and which seeds are
+    shrunk depends on the outcomes in seed order alone: ``--workers`` gives the same ones.  The
+    new counterexamples go to the outcome's ``more``; none of this changes a verdict."""
+
+    def __init__(self, adapter: Any, caps: Capabilities, *, impl_name: str = "",
+                 per_property: int = PER_PROPERTY) -> None:
+        self.adapter, self.caps, self.impl_name, self.per_property = adapter, caps, impl_name, per_property
+        #: (kind, property) -> counterexamples made for it (or tried: a shrink that did not
+        #: reproduce counts, so a flaky property cannot make every seed shrink again)
+        self.made: Counter[tuple[str, str]] = Counter()
+
+    def add(self, o: SeedOutcome) -> list[Scenario]:
+        """Count ``o``'s counterexample and shrink ``o``'s seed toward each of its properties that
+        lacks counterexamples; returns the new ones (also appended to ``o.more``)."""
+        have = {(cx.origin or {}).get("prop") for cx in [o.counterexample, *o.more] if cx is not None}
+        for prop in have:
+            self.made[(o.kind, str(prop))] += 1
+        new = []
+        for prop in o.props:
+            if prop in have or self.made[(o.kind, prop)] >= self.per_property:
+                continue
+            self.made[(o.kind, prop)] += 1
+            cx = run_seed_range(self.adapter, self.caps, o.kind, [o.seed], impl_name=self.impl_name,
+                                toward=prop)[0].counterexample
+            if cx is not None:
+                cx = dataclasses.replace(cx, name=f"{cx.name}-{prop}")
+                o.more.append(cx)
+                new.append(cx)
+        return new
+
+
+def smallest(outcomes: Iterable[SeedOutcome]) -> dict[str, Scenario]:
+    """Per property, the smallest counterexample that keeps a failure of it among ``outcomes``'
+    (fewest operations, then the earliest in ``outcomes``)."""
+    best: dict[str, Scenario] = {}
+    for o in outcomes:
+        for cx in [o.counterexample, *o.more]:
+            if cx is None:
+                continue
+            prop = str((cx.origin or {}).get("prop"))
+            if prop not in best or len(cx.ops) < len(best[prop].ops):
+                best[prop] = cx
+    return best
 
 
 def _oracle_ahead(caps: Capabilities, cfg: Config, schedule: list[ops.Op], into: dict[str, Any]) -> None:

@@ -48,7 +48,14 @@ from typing import Any
 
 from wheelspec.conformance.adapters.protocol import PROTOCOL_VERSIONS, V2_OPS, Capabilities, Config
 from wheelspec.conformance.check import scenario_schema
-from wheelspec.conformance.check.judge import claimed_profile, judge, out_of_range
+from wheelspec.conformance.check.judge import (
+    claimed_profile,
+    declared_range_finding,
+    declared_refusals,
+    granularity_note,
+    judge,
+    out_of_range,
+)
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.check.scenario_schema import FORMAT_VERSION
 from wheelspec.conformance.check.scenario_schema import TOP_KEYS as TOP_KEYS  # the format's keys, importable here
@@ -57,6 +64,10 @@ from wheelspec.spec.errors import UserError
 from wheelspec.spec.findings import Finding
 from wheelspec.spec.profiles import EXECUTOR_ORDERS, PROFILE_NAMES, behaviour
 from wheelspec.spec.show import json_short
+
+#: the key of a scenario's ``origin`` holding the exact ``--impl`` text of the implementation a
+#: saved counterexample failed on (``origin.impl`` is the folder name made from it, not rebuildable)
+IMPL_SPEC = "impl_spec"
 
 
 @dataclasses.dataclass
@@ -105,7 +116,26 @@ class Scenario:
         if tick_rule and eff.tick_ms != self.config.tick_ms and any(out):
             return [None] * len(out), (f"expectations are for tick {self.config.tick_ms}, "
                                        f"the implementation runs tick {eff.tick_ms}")
-        return out, None
+        # a declared granularity: judge() leaves the expectations of when tasks fire unjudged
+        return out, (granularity_note(caps) if any(out) else None)
+
+    def recorded_impl(self) -> str | None:
+        """The exact ``--impl`` text of the implementation this scenario was saved from (its
+        ``origin.impl_spec``, :meth:`for_impl`), which ``wheelspec replay`` rebuilds when no
+        ``--impl`` is given; None for a scenario that records none (the shipped corpus, a file
+        written by hand, a counterexample that keeps only the folder name ``origin.impl``)."""
+        spec = (self.origin or {}).get(IMPL_SPEC)
+        if spec is None:
+            return None
+        if not isinstance(spec, str) or not spec.strip():
+            raise UserError(f"{self.path}: origin.{IMPL_SPEC} must be a non-empty string (an --impl value), "
+                            f"got {json_short(spec, 40)}")
+        return spec
+
+    def for_impl(self, spec: str) -> Scenario:
+        """This scenario recording ``spec``, the exact ``--impl`` text of the implementation it is
+        saved from, in ``origin.impl_spec`` (what :meth:`recorded_impl` reads back)."""
+        return dataclasses.replace(self, origin={**(self.origin or {}), IMPL_SPEC: spec})
 
     def to_dict(self) -> dict[str, Any]:
         steps = []
@@ -223,20 +253,44 @@ class ScenarioResult:
                 "seconds": round(self.seconds, 4), "failures": [f.to_dict() for f in self.failures]}
 
 
+def not_applicable(caps: Capabilities, sc: Scenario) -> str | None:
+    """Why ``sc`` does not apply to an implementation declaring ``caps`` at all (None: it applies)."""
+    missing = sc.needs() - {k for k in ("timer", "purgatory") if getattr(caps, k)}
+    if missing:
+        return f"needs a {' and a '.join(sorted(missing))}, which the implementation does not offer"
+    if caps.protocol < 2 and any(isinstance(op, V2_OPS) for op in sc.ops):
+        return f"needs protocol 2 (resubmit), and the implementation speaks protocol {caps.protocol}"
+    if caps.ranges == "unbounded" and any(out_of_range(op) for op in sc.ops):
+        return "has requests outside wheelspec's ranges, and the implementation declares ranges unbounded"
+    declared = caps.declared_ranges()
+    if declared is not None and not declared.admits("time", sc.config.start_ms):
+        return (f"starts the clock at {sc.config.start_ms}, outside the clock readings the implementation "
+                f"declares ({list(declared.time)})")
+    return None
+
+
+#: the name a report gives the judgement of a declared range (:func:`declared_range_result`)
+DECLARED_RANGES = "declared-ranges"
+
+
+def declared_range_result(caps: Capabilities) -> ScenarioResult | None:
+    """The one ``ranges`` finding of an implementation that declares a range narrower than
+    wheelspec's (:func:`~.judge.declared_range_finding`), as a failed entry of the report's
+    scenarios, judged once per implementation; None if it declares none."""
+    finding = declared_range_finding(caps)
+    if finding is None:
+        return None
+    return ScenarioResult(DECLARED_RANGES, "fail", [finding], 0,
+                          "the range the implementation declares (capabilities.ranges), judged once")
+
+
 def run_scenario(adapter: Any, caps: Capabilities, sc: Scenario) -> ScenarioResult:
     import time
 
     t0 = time.perf_counter()
-    missing = sc.needs() - {k for k in ("timer", "purgatory") if getattr(caps, k)}
-    if missing:
-        return ScenarioResult(sc.name, "n/a", [], 0, f"needs a {' and a '.join(sorted(missing))}, "
-                                                   f"which the implementation does not offer")
-    if caps.protocol < 2 and any(isinstance(op, V2_OPS) for op in sc.ops):
-        return ScenarioResult(sc.name, "n/a", [], 0, "needs protocol 2 (resubmit), and the implementation "
-                                                   f"speaks protocol {caps.protocol}")
-    if caps.ranges == "unbounded" and any(out_of_range(op) for op in sc.ops):
-        return ScenarioResult(sc.name, "n/a", [], 0, "has requests outside wheelspec's ranges, and the "
-                                                   "implementation declares ranges unbounded")
+    why = not_applicable(caps, sc)
+    if why is not None:
+        return ScenarioResult(sc.name, "n/a", [], 0, why)
     expects, note = sc.expectations_for(caps)
     from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
     from wheelspec.conformance.check.shrink import liveness_finding
@@ -252,5 +306,10 @@ def run_scenario(adapter: Any, caps: Capabilities, sc: Scenario) -> ScenarioResu
     prof = claimed_profile(caps, sc.config)
     if note is None and not any(expects):
         note = f"judged by profile {prof.name} and the oracle only"
+    refused = declared_refusals(run, caps)
+    if refused:  # covered by the one ranges finding (judge.declared_oracle)
+        note = "; ".join(filter(None, (f"{len(refused)} of its requests are outside the declared range and were "
+                                       f"refused: judged as refusals that change nothing, expectations from step "
+                                       f"{refused[0]} on not judged", note)))
     return ScenarioResult(sc.name, "fail" if failures else "pass", failures, len(sc.ops), note or "",
                           time.perf_counter() - t0, run)

@@ -68,6 +68,9 @@ SITUATIONS: tuple[Situation, ...] = (
               "an advance flushes buckets of different levels with one expiration (PriorityQueue order, O4)"),
     Situation("fire-order-not-by-exp", "Ordering",
               "one advance fires two tasks of one window out of expiration order (insertion order, O2)"),
+    Situation("mixed-route-bucket", "Ordering",
+              "a level-0 bucket fires holding entries linked by all three routes: added directly, cascaded "
+              "down from an overflow wheel, and re-added (an add that superseded a pending entry) (O2, O3)"),
     # -- cancel and re-add --
     Situation("readd-while-scheduled", "Cancel", "a task is added again while its schedule is pending"),
     Situation("readd-after-fire", "Cancel", "a task is added again after it fired"),
@@ -150,21 +153,56 @@ class Probe:
         self.cancelled_for_key: set[int] = set()
         self._flushing: set[int] = set()
         self._level_of: dict[int, dict[int, int]] = {}  # id(timer) -> id(bucket) -> its level
+        # the plain timer's entries -> the route that linked them into level 0 (mixed-route-bucket)
+        self._route: dict[int, tuple[Any, str]] = {}
+        self._superseding = False               # the add being made replaces a linked entry
+
+    def _levels(self, timer: Any) -> dict[int, int]:
+        """id(bucket) -> level, for every bucket of ``timer``'s wheels (refreshed when a level is added)."""
+        level_of = self._level_of.setdefault(id(timer), {})
+        levels = timer.timing_wheel.levels()
+        if len(level_of) != len(levels) * self.wheel:
+            for level, wheel in enumerate(levels):
+                for b in wheel.buckets:
+                    level_of[id(b)] = level
+        return level_of
+
+    def _entry(self, task: int) -> Any:
+        """The plain timer's current entry of ``task`` if it is linked in a bucket, else None (the
+        simulation keeps one Kafka ``TimerTask`` per task id)."""
+        t = getattr(self.sim, "tasks", {}).get(task)
+        e = t.timer_task_entry() if t is not None else None
+        return e if e is not None and e.list is not None else None
+
+    def _note_route(self, task: int) -> None:
+        """After an add: the route its entry takes into level 0.  Placed in an overflow wheel, it
+        can reach level 0 only by a cascade; placed in level 0, it was re-added if the add
+        superseded a linked entry, else added directly."""
+        e = self._entry(task)
+        if e is not None:
+            level = self._levels(self.timers[0]).get(id(e.list), 0)
+            self._route[id(e)] = (e, "cascaded" if level else "re-added" if self._superseding else "direct")
+
+    def _routes(self, bucket: Any) -> set[str]:
+        """The routes of the entries linked in ``bucket``."""
+        out = set()
+        for x in bucket.entries():
+            seen = self._route.get(id(x))
+            if seen is not None and seen[0] is x:
+                out.add(seen[1])
+        return out
 
     def _queued(self, timer: Any) -> Iterable[tuple[int, Any, int]]:
         """(level, bucket, window) of every queued bucket of ``timer``: the buckets in its delay
         queue, which between two requests are exactly those holding a window (invariants I1, I5
         of ``reference/invariants.py``); read from the queue, not from every bucket of every level."""
-        level_of = self._level_of.setdefault(id(timer), {})
-        levels = timer.timing_wheel.levels()
-        if len(level_of) != len(levels) * self.wheel:  # a level was added since the last look
-            for level, wheel in enumerate(levels):
-                for b in wheel.buckets:
-                    level_of[id(b)] = level
+        level_of = self._levels(timer)
         for b in timer.delay_queue._heap:
             yield level_of[id(b)], b, b.get_expiration()
 
     def before(self, op: ops.Op) -> None:
+        if isinstance(op, ops.AddTask) and self.timers:
+            self._superseding = self._entry(op.task) is not None
         if not isinstance(op, ops.AdvanceTo):
             return
         t = op.time
@@ -182,6 +220,8 @@ class Probe:
                 if e > t:
                     continue
                 due.setdefault(e, set()).add(level)
+                if level == 0 and i == 0 and len(self._routes(b)) == 3:
+                    self.counts["mixed-route-bucket"] += 1
                 if level >= 1:
                     entries = list(b.entries())
                     if entries:
@@ -214,6 +254,7 @@ class Probe:
                 self.fired.discard(task)
                 self.live[task] = exp
                 if self.timers:
+                    self._note_route(task)
                     c0 = self.timers[0].timing_wheel.current_time  # add never moves a clock
                     if (exp // self.tick) * self.tick <= resp.now and exp >= c0 + self.tick:
                         c["due-at-add-stale-clock"] += 1

@@ -20,7 +20,11 @@ in :mod:`wheelspec.spec.properties`, judge ``run``):
    * otherwise (``strict``, or ``kafka`` without a wheel) no engine pins the order or the moment a
      delay <= 0 task runs, so the oracle compares only which requests are refused (a refusal of a
      valid request, or acceptance of one outside wheelspec's ranges, is a failure) and leaves the
-     rest to the profile's rules.
+     rest to the profile's rules;
+   * an implementation declaring a granularity (``capabilities.lateness_ms`` / ``earliness_ms``)
+     fires at other advances than the reference by design, so it too is compared on refusals
+     only, whatever its profile: when each task fires is judged by the history checker inside
+     the declared window (property ``granularity``), and every result by the profile's rules.
 
    The reference speaks the implementation's protocol version (under version 1 it refuses a cancel
    of a task never added, under version 2 it answers false) and reports its ``tryComplete`` calls
@@ -32,8 +36,16 @@ in :mod:`wheelspec.spec.properties`, judge ``run``):
    A request outside wheelspec's ranges (:func:`out_of_range`) that the implementation accepts is
    a finding of its own property, ``ranges``, not of the oracle: the range contract is judged
    apart from the semantics (``conformance.check.campaign.judge_schedule`` judges the rest of a
-   campaign schedule without those requests).
-3. **Expectations** -- a scenario's per-step expected outcomes (:mod:`.scenarios`).
+   campaign schedule without those requests).  A request inside wheelspec's ranges that the
+   implementation refuses outside the range it declares (``capabilities.ranges`` as an object)
+   is no finding and must change nothing: the oracle is the reference's run without it
+   (:func:`declared_oracle`), and the declaration is one ``ranges`` finding per report
+   (:func:`declared_range_finding`).
+3. **Expectations** -- a scenario's per-step expected outcomes (:mod:`.scenarios`).  Under a
+   declared granularity the expectations that pin when a timer task fires (``fired``,
+   ``fired_set``) and the results that follow from it (``cancel``'s pending, ``size``) are not
+   compared (:func:`within_granularity`): the history checker judges those steps against the
+   declared window; refusals, ``now``, an ``add``'s expiration and every purgatory expectation are.
 """
 
 from __future__ import annotations
@@ -42,8 +54,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from wheelspec.conformance.adapters.protocol import Capabilities, Config
-from wheelspec.conformance.check.runner import Run, run_ops
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, DeclaredRanges, Response
+from wheelspec.conformance.check.runner import Run, Step, run_ops
 from wheelspec.spec import events as ev
 from wheelspec.spec import limits, ops, properties, show
 from wheelspec.spec.errors import RangeError
@@ -62,7 +74,7 @@ from wheelspec.spec.profiles import (
 def claimed_profile(caps: Capabilities, config: Config) -> Profile:
     eff = caps.effective(config)
     return profile(caps.profile, tick=eff.tick_ms if behaviour(caps.profile).uses_tick else 1,
-                   executor_order=caps.executor_order)
+                   executor_order=caps.executor_order, granularity=caps.granularity())
 
 
 # ----------------------------------------------------------------- 1. profile ------------------
@@ -140,6 +152,8 @@ def owned_steps(run: Run, caps: Capabilities) -> frozenset[int]:
 # ------------------------------------------------------------------ 2. oracle ------------------
 def oracle_mode(caps: Capabilities) -> str:
     """``exact`` | ``multiset`` | ``refusals``: how the oracle comparison works (module doc)."""
+    if caps.granularity():  # fires at other advances than the reference, by declaration
+        return "refusals"
     if caps.is_wheel():
         return "exact"
     if not behaviour(caps.profile).fifo_ties:  # MockTimer: a PriorityQueue, ties in any order
@@ -310,6 +324,64 @@ def out_of_range(op: ops.Op) -> bool:
     return False
 
 
+# ------------------------------------------------------------ declared range -----------------
+def declared_out(op: ops.Op, caps: Capabilities) -> bool:
+    """Is ``op`` inside wheelspec's ranges but outside the range the implementation declares
+    (``capabilities.ranges`` as an object: a delay of an add or a watch, an advance's target)?
+    Its refusal is no finding (:func:`declared_oracle`): the declaration is judged once
+    (:func:`declared_range_finding`)."""
+    declared = caps.declared_ranges()
+    if declared is None or out_of_range(op):
+        return False
+    if isinstance(op, ops.AddTask | ops.Watch):
+        return not declared.admits("delay", op.delay)
+    if isinstance(op, ops.AdvanceTo):
+        return not declared.admits("time", op.time)
+    return False
+
+
+def declared_refusals(run: Run, caps: Capabilities) -> list[int]:
+    """The steps of ``run`` whose request the implementation refused outside its declared range."""
+    if caps.declared_ranges() is None:
+        return []
+    return [i for i, s in enumerate(run.steps) if s.response.error is not None and declared_out(s.op, caps)]
+
+
+def declared_oracle(run: Run, caps: Capabilities, refused: frozenset[int], probe: Any = None) -> Run:
+    """The oracle of ``run`` for an implementation that refused its steps ``refused`` outside the
+    range it declares: the reference runs the other requests (it would accept those), and each
+    refused one is spliced in where it was, as a refusal that changes nothing.  So the refusals
+    are no finding, and what follows each must be the reference's state without it (a refusal
+    that lost a pending task is still found)."""
+    kept = [s.op for i, s in enumerate(run.steps) if i not in refused]
+    points = None
+    if caps.executor_order == EITHER_ORDER:
+        points = [p for i, p in enumerate(purge_points(run)) if i not in refused]
+    base = oracle_run(caps, run.config, kept, probe, points)
+    rest = iter(base.steps)
+    steps: list[Step] = []
+    now = caps.effective(run.config).start_ms
+    for i, step in enumerate(run.steps):
+        if i in refused:
+            steps.append(Step(step.op, Response(now, error=("range", "outside the declared range"))))
+        else:
+            steps.append(next(rest))
+            now = steps[-1].response.now
+    return Run(base.config, steps, base.history, base.event_step)
+
+
+def declared_range_finding(caps: Capabilities) -> Finding | None:
+    """The one ``ranges`` finding of an implementation that declares a range narrower than
+    wheelspec's (Kafka's usable range, ``spec/limits.py``), naming both; None if it declares none
+    that is."""
+    declared = caps.declared_ranges()
+    if declared is None or not declared.narrower():
+        return None
+    kafka = DeclaredRanges().describe(declared.narrower())
+    return Finding("ranges", f"declares {declared.describe()}; Kafka's range (spec/limits.py) is {kafka}: "
+                             "the rest is judged inside the declared range")
+
+
 def oracle_failures(run: Run, oracle: Run, mode: str, *, skip: frozenset[int] = frozenset(),
                     unobserved: frozenset[str] = frozenset()) -> list[Finding]:
     """The first request where ``run`` and the oracle disagree (later ones follow from it).
@@ -400,6 +472,39 @@ def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None], *,
     return out
 
 
+# ------------------------------------------------------------- declared granularity -------------
+#: expectations a declared granularity leaves to the history checker: when a timer task fires
+GRANULAR_KEYS = ("fired", "fired_set")
+#: operations whose expected ``result`` follows from when timer tasks fire (pending, the count)
+GRANULAR_RESULTS: tuple[type, ...] = (ops.CancelTask, ops.Size)
+
+
+def within_granularity(operations: Sequence[ops.Op],
+                       expects: Sequence[dict[str, Any] | None]) -> list[dict[str, Any] | None]:
+    """A scenario's expectations for an implementation declaring a granularity: without the
+    keys that pin when a timer task fires (:data:`GRANULAR_KEYS`) and the results that follow from
+    it (:data:`GRANULAR_RESULTS`).  A scenario's times are exact (Kafka's wheel at tick 1 fires a
+    task at the advance that reaches its expiration); a timer declaring ``lateness_ms`` may fire it
+    at any advance up to the end of its declared window, so those steps are judged by the history
+    checker (property ``granularity``), never against the exact time."""
+    out: list[dict[str, Any] | None] = []
+    for op, e in zip(operations, expects):
+        if e:
+            drop = GRANULAR_KEYS + (("result",) if isinstance(op, GRANULAR_RESULTS) else ())
+            e = {k: v for k, v in e.items() if k not in drop} or None
+        out.append(e)
+    return out
+
+
+def granularity_note(caps: Capabilities) -> str | None:
+    """What a scenario's report says of an implementation declaring a granularity (None: none)."""
+    g = caps.granularity()
+    if not g:
+        return None
+    return (f"declared granularity ({g.describe()}): when tasks fire is judged by property granularity, "
+            "not against the scenario's fired/fired_set, cancel and size expectations")
+
+
 # ------------------------------------------------------------------ together -------------------
 def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | None] | None = None,
           oracle: Run | None = None, probe: Any = None) -> list[Finding]:
@@ -409,11 +514,18 @@ def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | No
     unobserved = frozenset(not_judged(caps))
     skip = owned_steps(run, caps)
     failures = profile_failures(run, prof, reports_tries=caps.reports_try_complete)
+    refused = frozenset(declared_refusals(run, caps))
+    if refused:  # refused outside the declared range: the reference never sees them
+        oracle = declared_oracle(run, caps, refused, probe if oracle is None else None)
     if oracle is None:
         points = purge_points(run) if caps.executor_order == EITHER_ORDER else None
         oracle = oracle_run(caps, run.config, [s.op for s in run.steps], probe, points)
     failures += oracle_failures(run, oracle, oracle_mode(caps), skip=skip, unobserved=unobserved)
     if expects is not None:
+        if refused:  # what a scenario expects from the first of them on assumed it accepted
+            expects = list(expects[:min(refused)]) + [None] * (len(expects) - min(refused))
+        if caps.granularity():
+            expects = within_granularity([s.op for s in run.steps], expects)
         failures += expectation_failures(run, expects, skip=skip, unobserved=unobserved)
     # what the adapter cannot observe is "not judged": never a failure, and never a pass either
     # (the reports list caps.unobservable as not judged)

@@ -8,7 +8,9 @@ is what the user reads: the report lists the outcomes in seed order, the failure
 error ends the campaign where it would have ended it.  So the workers judge *blocks* of
 consecutive seeds, and the caller consumes their outcomes strictly in seed order
 (:meth:`SeedPool.outcomes`), deciding as it goes; blocks judged beyond the point where it stops
-are thrown away.
+are thrown away.  What depends on earlier seeds' outcomes (the extra counterexamples of failures
+grouped by property, :class:`~.campaign.PropertyShrinks`) is made by the caller, in seed order, as
+a run on one process makes it.
 
 A worker is a process of its own (``forkserver``: it inherits neither the caller's threads nor its
 adapter's pipes) that starts its own adapter for the implementation on its first block and keeps
@@ -46,6 +48,7 @@ class WorkerSetup:
     caps: Any          # the caller's Capabilities (with the user's --ranges applied)
     impl_name: str     # the counterexamples' name
     trace: bool        # hand back each schedule's run (for --trace-out)
+    accept: tuple[str, ...] = ()  # --accept: properties a seed's counterexample is not shrunk toward
 
 
 @dataclass
@@ -102,7 +105,7 @@ def judge_block(kind: str, seeds: list[int]) -> BlockResult:
     try:
         adapter = _adapter()
         run_seed_range(adapter, setup.caps, kind, seeds, impl_name=setup.impl_name,
-                       on_seed=res.outcomes.append, on_run=on_run)
+                       on_seed=res.outcomes.append, on_run=on_run, accept=setup.accept)
     except (AdapterError, UserError) as e:
         res.error = (type(e).__name__, str(e))
         if _ADAPTER is not None:  # a broken adapter is not reused: the next block starts another

@@ -15,6 +15,7 @@ import dataclasses
 import json
 import sys
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +43,65 @@ class ImplReport:
     #: campaign kinds cut short: {"kind", "reason" ("max-failures" | "interrupted" | "error"),
     #: "after_seed" (the last seed judged, None if none), "schedules" (judged), "planned"}
     stopped: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: properties whose failures are known, documented deviations (``--accept``): reported as
+    #: accepted (listed and counted), not failing the implementation
+    accept: tuple[str, ...] = ()
 
     @property
     def stats(self) -> CampaignStats:
-        """Counts of the campaign outcomes held (never a separate tally that could disagree)."""
+        """Counts of the campaign outcomes held (never a separate tally that could disagree);
+        ``failed``: the schedules failing a property not accepted."""
         outs = self.campaign
-        return CampaignStats(len(outs), sum(o.ops for o in outs), self.seconds, sum(not o.ok for o in outs))
+        return CampaignStats(len(outs), sum(o.ops for o in outs), self.seconds, len(self.failed_seeds))
 
     @property
     def failed_scenarios(self) -> list[ScenarioResult]:
-        return [r for r in self.scenarios if r.status == "fail"]
+        """The scenarios failing a property not accepted."""
+        return [r for r in self.scenarios if r.status == "fail" and not _all_accepted(r.failures, self.accept)]
 
     @property
     def failed_seeds(self) -> list[SeedOutcome]:
-        return [o for o in self.campaign if not o.ok]
+        """The campaign schedules failing a property not accepted."""
+        return [o for o in self.campaign if o.failing(self.accept)]
+
+    @property
+    def accepted_seeds(self) -> list[SeedOutcome]:
+        """The campaign schedules failing accepted properties only."""
+        return [o for o in self.campaign if not o.ok and not o.failing(self.accept)]
+
+    @property
+    def accepted_scenarios(self) -> list[ScenarioResult]:
+        """The scenarios failing accepted properties only."""
+        return [r for r in self.scenarios if r.status == "fail" and _all_accepted(r.failures, self.accept)]
+
+    @property
+    def failing_properties(self) -> list[dict[str, Any]]:
+        """Every property the run found failing, failures grouped by property: how many campaign
+        schedules and scenarios fail it, whether it is accepted, and the smallest counterexample
+        kept for it (its file once saved: ``path``), unaccepted properties first, each group in
+        the registry's order (``spec/properties.py``)."""
+        from wheelspec.conformance.check.campaign import smallest
+        from wheelspec.spec import properties
+
+        seeds = Counter(p for o in self.campaign for p in o.all_props)
+        failed = [r for r in self.scenarios if r.status == "fail"]
+        scen = Counter(p for r in failed for p in dict.fromkeys(f.prop for f in r.failures))
+        best = smallest(self.campaign)
+        order = properties.reported_by(properties.RUN)
+        out = []
+        for prop in sorted(set(seeds) | set(scen),
+                           key=lambda p: (p in self.accept, order.index(p) if p in order else len(order), p)):
+            cx = best.get(prop)
+            out.append({"prop": prop, "accepted": prop in self.accept, "schedules": seeds[prop],
+                        "scenarios": scen[prop],
+                        "scenario_names": [r.name for r in self.scenarios if r.status == "fail"
+                                           and any(f.prop == prop for f in r.failures)][:5],
+                        "counterexample": None if cx is None else cx.path,
+                        "counterexample_ops": None if cx is None else len(cx.ops),
+                        "seed": None if cx is None else (cx.origin or {}).get("seed"),
+                        "kind": None if cx is None else (cx.origin or {}).get("kind"),
+                        "description": None if cx is None else cx.description})
+        return out
 
     @property
     def status(self) -> str:
@@ -86,9 +132,12 @@ class ImplReport:
         """The claimed profile and the range contract, each ``pass`` / ``fail`` (``ranges``: also
         ``not judged`` for an implementation declaring ``ranges: unbounded``): a timer that accepts
         any delay reads ``strict: pass, ranges: fail``.  Without a failure, a run that did not
-        finish reads ``incomplete`` (or ``not run``), never ``pass``."""
-        props = [f.prop for o in self.failed_seeds for f in o.failures]  # judged apart already
-        for s in self.failed_scenarios:
+        finish reads ``incomplete`` (or ``not run``), never ``pass``.  A contract whose failures
+        are all of accepted properties (``--accept``) reads ``accepted``.  A campaign schedule
+        counts with every property it was found to fail (:attr:`.SeedOutcome.all_props`: its own
+        run's, whichever one its counterexample keeps)."""
+        props = [p for o in self.campaign for p in o.all_props]  # ranges judged apart already
+        for s in [r for r in self.scenarios if r.status == "fail"]:
             # A scenario runs as written: what follows an accepted out-of-range request is its
             # consequence (a cancel then finds the task), charged to ranges.
             cut = min((f.step for f in s.failures if f.prop == "ranges" and f.step is not None), default=None)
@@ -97,10 +146,16 @@ class ImplReport:
         # never started one says so instead.
         unfailed = ("pass" if self.started and not self.incomplete and self.error is None
                     else "not run" if not self.started else "incomplete")
-        semantic = "fail" if any(p != "ranges" for p in props) else unfailed
-        out = {str(self.capabilities.get("profile", "profile")): semantic}
+
+        def verdict(found: list[str]) -> str:
+            # accepted: only accepted properties failed (--accept), in a run that finished
+            if any(p not in self.accept for p in found):
+                return "fail"
+            return "accepted" if found and unfailed == "pass" else unfailed
+
+        out = {str(self.capabilities.get("profile", "profile")): verdict([p for p in props if p != "ranges"])}
         out["ranges"] = ("not judged" if self.capabilities.get("ranges") == "unbounded"
-                         else "fail" if "ranges" in props else unfailed)
+                         else verdict([p for p in props if p == "ranges"]))
         return out
 
     @property
@@ -121,10 +176,17 @@ class ImplReport:
             "campaign": {"schedules": self.stats.schedules, "ops": self.stats.ops,
                          "seconds": round(self.stats.seconds, 3), "schedules_per_s": round(sps, 1),
                          "ops_per_s": round(ops, 1), "failed": self.stats.failed,
+                         "accepted": len(self.accepted_seeds),
                          "failures": [o.to_dict() for o in self.failed_seeds]},
+            "accept": list(self.accept), "properties": self.failing_properties,
             "counterexamples": self.counterexamples,
             **({"trace": self.trace} if self.trace is not None else {}),
         }
+
+
+def _all_accepted(failures: list[Any], accept: tuple[str, ...]) -> bool:
+    """Are ``failures`` (one or more) all of accepted properties (``--accept``)?"""
+    return bool(failures) and all(f.prop in accept for f in failures)
 
 
 def exit_code(reports: list[ImplReport], stop: Any = None) -> int:
@@ -189,9 +251,11 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
         cases: list[ET.Element] = []
         for s in r.scenarios:
             tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.scenario", name=s.name, time=f"{s.seconds:.4f}")
-            if s.status == "fail":
+            if s.status == "fail" and _all_accepted(s.failures, r.accept):
+                _el(tc, "system-out", "accepted (--accept): " + "\n".join(show.finding_at_step(x) for x in s.failures))
+            elif s.status == "fail":
                 _el(tc, "failure", "\n".join(show.finding_at_step(x) for x in s.failures),
-                    message=s.failures[0].message[:300], type=s.failures[0].prop)
+                    message=show.clip(s.failures[0].message, 300), type=s.failures[0].prop)
             elif s.status == "n/a":
                 _el(tc, "skipped", message=s.note)
             cases.append(tc)
@@ -199,15 +263,25 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
         kinds = sorted({o.kind for o in r.campaign})
         for kind in kinds:
             outs = [o for o in r.campaign if o.kind == kind]
-            bad = [o for o in outs if not o.ok]
+            bad = [o for o in outs if o.failing(r.accept)]
             tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.campaign",
                      name=f"{kind} seeds {outs[0].seed}..{outs[-1].seed} ({len(outs)} schedules)")
             note = f"; {_stopped_note(stopped[kind])}" if kind in stopped else ""
+            accepted = sum(not o.ok and not o.failing(r.accept) for o in outs)
+            if accepted:
+                note += f"; {accepted} schedules fail accepted properties only (--accept)"
             if bad:
                 _el(tc, "failure", "\n".join(f"seed {o.seed}: {show.finding(o.failures[0])}" for o in bad),
                     message=f"{len(bad)} of {len(outs)} schedules failed{note}", type=bad[0].failures[0].prop)
             elif note:
                 _el(tc, "system-out", note[2:])
+            cases.append(tc)
+        for fp in r.failing_properties:  # failures grouped by property, each with its counterexample
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.property", name=fp["prop"])
+            if fp["accepted"]:
+                _el(tc, "system-out", f"accepted (--accept): {_property_line(fp)}")
+            else:
+                _el(tc, "failure", _property_line(fp), message=show.clip(_property_line(fp), 300), type=fp["prop"])
             cases.append(tc)
         for name in r.not_judged:  # declared unobservable by the adapter: skipped, not passed
             tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.not-judged", name=name)
@@ -217,7 +291,7 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
             cases.append(tc)
         if r.error is not None:
             tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}", name="adapter")
-            _el(tc, "error", r.error, message=r.error[:300])
+            _el(tc, "error", r.error, message=show.clip(r.error, 300))
             cases.append(tc)
         if not r.started or r.incomplete:
             # An interrupted run is not a pass: the implementation's last testcase says what was cut.
@@ -241,6 +315,23 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
             _el(props, "property", name=f"coverage.{name}", value=str(n))
         suite.extend(cases)
     _write(path, ET.tostring(suites, encoding="unicode", xml_declaration=True))
+
+
+def _property_line(fp: dict[str, Any]) -> str:
+    """One failing property (:attr:`ImplReport.failing_properties`) in a line: its counts and
+    its counterexample."""
+    counts = [f"{fp['schedules']} campaign schedules"] if fp["schedules"] else []
+    if fp["scenarios"]:
+        counts.append(f"{fp['scenarios']} scenarios ({', '.join(fp['scenario_names'])}"
+                      + (", ..." if fp["scenarios"] > len(fp["scenario_names"]) else "") + ")")
+    line = f"{fp['prop']}: {' and '.join(counts)} fail it"
+    if fp["counterexample_ops"] is not None:
+        where = fp["counterexample"] or "not saved"
+        line += (f"; smallest counterexample: {where} ({fp['counterexample_ops']} ops, "
+                 f"{fp['kind']} seed {fp['seed']})")
+    elif fp["schedules"]:
+        line += "; no counterexample kept"
+    return line
 
 
 def markup_safe(text: str) -> str:
@@ -269,7 +360,8 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
         sps, ops = st.rate()
         label = f"{r.name or r.spec}" + (f" ({r.spec})" if r.name and r.name != r.spec else "")
         t.add_row(markup_safe(label), markup_safe(prof),
-                  f"{n['pass']}/{n['fail']}/{n['n/a']}", f"{st.schedules} ({st.failed})",
+                  f"{n['pass']}/{n['fail']}/{n['n/a']}",
+                  f"{st.schedules} ({st.failed}" + (f", {len(r.accepted_seeds)} accepted)" if r.accept else ")"),
                   f"{st.ops}", f"{sps:,.0f}" if st.schedules else "-",
                   f"{ops:,.0f}" if st.schedules else "-", f"[{colours[r.status]}]{r.status.upper()}[/]")
     console.print(t)
@@ -295,6 +387,11 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
             # soft_wrap: a command wrapped with hard newlines cannot be copied and run.
             console.print(show.printable(f"     counterexample: {p}   replay: wheelspec replay {p} --impl {r.spec}"),
                           highlight=False, markup=False, soft_wrap=True)
+        if r.failing_properties:  # failures grouped by property: a rare one is listed beside a frequent one
+            console.print(f"{spec}: failing properties (each with its smallest counterexample):", highlight=False)
+            for fp in r.failing_properties:
+                tag = "[yellow]accepted[/]" if fp["accepted"] else "[red]FAIL[/]    "
+                console.print(f"  {tag} {markup_safe(_property_line(fp))}", highlight=False, soft_wrap=True)
         if r.status in ("pass", "fail"):  # "kafka: pass, ranges: fail"; the coverage of the campaign
             from wheelspec.conformance.check.coverage import summary_line
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
+from wheelspec.conformance.adapters.base import refusal_of
 from wheelspec.conformance.adapters.protocol import Config, Response, check_answer, clean_text, result_event
 from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, LivenessError
 from wheelspec.spec import ops
@@ -85,7 +86,9 @@ def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op], *,
     """Reset ``adapter`` to ``config`` and execute ``operations`` in order.
 
     A refused operation (error response) adds no events.  An in-process adapter whose own code
-    raises instead of answering is recorded as an ``internal`` error: the runner judges it, it does
+    raises instead of answering is recorded as the refusal the exception maps to
+    (:func:`~wheelspec.conformance.adapters.base.refusal_of`, as a served one answers: a
+    ``ValueError`` is ``invalid``, anything unexpected ``internal``): the runner judges it, it does
     not crash on it.  An exception of the runner's own code is a :class:`RunnerBug`.  A
     :class:`LivenessError` propagates with ``step`` (None: the reset) and ``run`` (the requests
     answered before it) set; any other :class:`AdapterError` propagates as it is.
@@ -125,7 +128,7 @@ def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op], *,
             if raised_by_runner(adapter, exc):
                 raise RunnerBug(f"wheelspec's runner failed at op {i} {op.to_dict()} on {type(adapter).__name__} "
                                 f"({type(exc).__name__}: {exc}); please report this with the traceback") from exc
-            resp = Response(error=("internal", f"raised {type(exc).__name__}: {exc}"))
+            resp = refusal_of(exc)
         else:
             if checked:
                 resp = _checked(adapter, caps, i, op, resp)

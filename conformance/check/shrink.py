@@ -20,6 +20,12 @@ before every attempt: a hang may depend on what an earlier run left behind).  Ev
 costs a whole timeout, so attempts run with a shorter one (:data:`SHRINK_TIMEOUT` at most) and are
 capped (:data:`LIVENESS_BUDGET` attempts, :data:`LIVENESS_HANGS` of them hanging).  While any schedule
 is shrunk, a candidate that hangs or crashes instead of failing the property is simply not kept.
+
+A failure a rerun does not show is not shrunk, and its findings say what each run did: a property
+failed on the first run keeps that run's findings (judged on a complete run), noting whether the
+rerun passed (a flaky implementation?) or stopped answering; a hang or crash that a rerun on a
+fresh adapter does not repeat stays ``responds`` ("the timeout did not recur: first run: ...;
+rerun on a fresh adapter: answered every request").
 """
 
 from __future__ import annotations
@@ -68,6 +74,8 @@ class _Oracle:
         self.adapter, self.caps, self.prop = adapter, caps, prop
         self.runs = 0
         self.last: list[Finding] = []
+        #: the hang or crash of the latest attempt, if it had one
+        self.stalled: LivenessError | None = None
 
     def fails(self, cfg: Config, schedule: list[ops.Op]) -> bool:
         from wheelspec.conformance.check.campaign import judge_schedule
@@ -75,9 +83,11 @@ class _Oracle:
         if self.runs >= BUDGET:
             return False
         self.runs += 1
+        self.stalled = None
         try:
             failures = judge_schedule(self.adapter, self.caps, cfg, schedule)
-        except LivenessError:
+        except LivenessError as e:
+            self.stalled = e
             return False  # another failure (the adapter restarts on its next request)
         same = [f for f in failures if f.prop == self.prop]
         if same:
@@ -100,15 +110,37 @@ class _LivenessOracle(_Oracle):
         if self.runs >= LIVENESS_BUDGET or self.hangs >= LIVENESS_HANGS:
             return False
         self.runs += 1
+        self.stalled = None
         self.adapter.restart()  # a failed restart is a configuration error: it propagates
         try:
             run_ops(self.adapter, cfg, schedule)
         except LivenessError as e:
+            self.stalled = e
             self.hangs += e.reason == "timeout"
             if e.reason == self.reason:
                 self.last = [liveness_finding(e, schedule)]
                 return True
         return False
+
+
+def _what_happened(e: LivenessError | None, schedule: list[ops.Op]) -> str:
+    """What a run did, in a few words: answered, or where and how it stopped answering."""
+    if e is None:
+        return "answered every request"
+    where = show.step(e.step, schedule[e.step]) if e.step is not None and e.step < len(schedule) else "the reset"
+    return f"{where}: {e.problem}"
+
+
+def _not_reproduced(prop: str, first: list[Finding] | None, o: _Oracle, schedule: list[ops.Op]) -> list[Finding]:
+    """The findings of a schedule whose failure of ``prop`` a rerun did not show: the first run's
+    (a complete run judged them), each saying what the rerun did instead."""
+    rerun = ("did not fail it: flaky implementation?" if o.stalled is None
+             else f"did not finish: {_what_happened(o.stalled, schedule)}")
+    note = f" (not shrunk: a rerun of the schedule {rerun})"
+    if not first:
+        return [Finding.at_step(prop, None, f"the first run failed {prop}; not shrunk: a rerun {rerun}")]
+    mine = [f for f in first if f.prop == prop] or [Finding.at_step(prop, None, f"the first run failed {prop}")]
+    return [dataclasses.replace(mine[0], message=mine[0].message + note), *(f for f in first if f is not mine[0])]
 
 
 def _delete_chunks(o: _Oracle, cfg: Config, s: list[ops.Op]) -> list[ops.Op]:
@@ -199,13 +231,16 @@ def _smaller_start(o: _Oracle, cfg: Config, s: list[ops.Op]) -> tuple[Config, li
 
 
 def shrink_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op],
-                    prop: str) -> tuple[Config, list[ops.Op], list[Finding]]:
+                    prop: str, first: list[Finding] | None = None) -> tuple[Config, list[ops.Op], list[Finding]]:
     """Shrink ``schedule`` keeping a failure of property ``prop``; returns the smaller schedule
-    and its failures (the ones of ``prop`` first)."""
+    and its failures (the ones of ``prop`` first).  ``first``: the findings of the run that found
+    the failure; if a rerun does not fail ``prop`` (a flaky implementation, or a rerun that hung
+    or crashed first), the schedule is kept whole with those findings, each saying what the rerun
+    did instead."""
     o = _Oracle(adapter, caps, prop)
     s = list(schedule)
-    if not o.fails(cfg, s):  # flaky implementation: keep what we have, say so through the failures
-        return cfg, s, [Finding.at_step(prop, None, "the failure did not reproduce on a rerun (flaky implementation?)")]
+    if not o.fails(cfg, s):
+        return cfg, s, _not_reproduced(prop, first, o, s)
     while True:
         before = (cfg, list(s))
         s = _delete_chunks(o, cfg, s)
@@ -219,11 +254,12 @@ def shrink_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: lis
 
 
 def shrink_schedule_safely(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op],
-                           prop: str) -> tuple[Config, list[ops.Op], list[Finding]]:
+                           prop: str, first: list[Finding] | None = None
+                           ) -> tuple[Config, list[ops.Op], list[Finding]]:
     """:func:`shrink_schedule` with the request timeout at most :data:`SHRINK_TIMEOUT` (a
     candidate may hang an implementation that has hangs too)."""
     with _shrink_timeout(adapter):
-        return shrink_schedule(adapter, caps, cfg, schedule, prop)
+        return shrink_schedule(adapter, caps, cfg, schedule, prop, first)
 
 
 def shrink_liveness(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op],
@@ -238,8 +274,7 @@ def shrink_liveness(adapter: Any, caps: Capabilities, cfg: Config, schedule: lis
     o = _LivenessOracle(adapter, caps, e.reason)
     with _shrink_timeout(adapter):
         if not o.fails(cfg, schedule):
-            note = f" (not shrunk: it did not recur on a fresh adapter within {SHRINK_TIMEOUT:g} s per request)"
-            return cfg, schedule, [dataclasses.replace(first[0], message=first[0].message + note)]
+            return cfg, schedule, [_did_not_recur(e, o, schedule)]
         s = list(schedule)
         while True:
             before = (cfg, list(s))
@@ -251,3 +286,17 @@ def shrink_liveness(adapter: Any, caps: Capabilities, cfg: Config, schedule: lis
                 break
     # Every pass keeps a candidate only when it failed, so o.last describes ``s`` already.
     return cfg, s, o.last
+
+
+def _did_not_recur(e: LivenessError, o: _LivenessOracle, schedule: list[ops.Op]) -> Finding:
+    """The ``responds`` finding of a hang or crash (``e``) that a rerun on a fresh adapter did not
+    repeat: a request went unanswered, so the property fails, and the finding says what each run
+    did (a timeout under load that passes on the rerun reads as what it is, not as a flaky
+    verdict of another property)."""
+    what = "timeout" if e.reason == "timeout" else "crash"
+    limit = getattr(o.adapter, "timeout", None)
+    per = f" ({limit:g} s per request)" if isinstance(limit, int | float) else ""
+    rerun = "not run (the shrinking budget was spent)" if o.runs == 0 else _what_happened(o.stalled, schedule)
+    msg = (f"the {what} did not recur: first run: {_what_happened(e, schedule)}; "
+           f"rerun on a fresh adapter{per}: {rerun} (not shrunk)")
+    return Finding.at_step(RESPONDS, e.step, msg)

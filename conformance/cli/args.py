@@ -77,6 +77,19 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def between(lo: int, hi: int) -> Callable[[str], int]:
+    """An integer in ``[lo, hi]`` (a bound or a size with a largest value that means something)."""
+
+    def parse(text: str) -> int:
+        v = _integer(text)
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi}], got {text!r}")
+        return v
+
+    parse.__name__ = f"integer in [{lo}, {hi}]"
+    return parse
+
+
 #: a count of things to run (threads, runs, examples): an integer >= 1
 count = at_least(1)
 #: a quantity that may be zero (a number of schedules where 0 means "none")
@@ -89,6 +102,17 @@ def seed(text: str) -> int:
     if not 0 <= v <= 2**63 - 1:
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 2^63-1], got {text!r}")
     return v
+
+
+def accepted_property(text: str) -> str:
+    """A property name ``wheelspec check`` reports (``--accept PROP``): one of the conformance
+    judge's properties in ``spec/properties.py``; anything else is refused, naming them."""
+    from wheelspec.spec import properties
+
+    known = properties.reported_by(properties.RUN)
+    if text not in known:
+        raise argparse.ArgumentTypeError(f"unknown property {text!r} (known: {', '.join(known)})")
+    return text
 
 
 def comma_list(allowed: Sequence[str] | None = None) -> Callable[[str], str]:

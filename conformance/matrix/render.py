@@ -12,9 +12,14 @@ from typing import Any
 from wheelspec.conformance.matrix.files import HTML_MARKER, PNG_METADATA
 from wheelspec.conformance.matrix.rows import COLUMNS, Row
 from wheelspec.spec import properties
+from wheelspec.spec.show import clip
 
 #: at most this many further places of one failure shape are named in the Markdown
 MD_FAILURES = 12
+
+#: the most characters of a failure shape's example in the Markdown and the HTML page (shortened at
+#: a word boundary, never inside a number: :func:`wheelspec.spec.show.clip`; matrix.json has it whole)
+EXAMPLE_CHARS = 300
 
 #: what "the same shape" means, in the Markdown and the HTML page
 FAILURE_SHAPE = "same implementation, property and message up to its numbers"
@@ -42,9 +47,9 @@ def markdown(rows: list[Row], meta: dict[str, Any]) -> str:
     lines.append("")
     for name, prop, _shape, group in grouped_failures(rows):
         lines.append(f"* {name}" + (f" [{prop}]" if prop else "") + f", {len(group)} failure"
-                     + ("s" if len(group) > 1 else "") + f": {group[0][:300]}")
+                     + ("s" if len(group) > 1 else "") + f": {clip(group[0], EXAMPLE_CHARS)}")
         if len(group) > 1:
-            wheres = [failure_shape(x)[0] or x[:80] for x in group[1:]]
+            wheres = [failure_shape(x)[0] or clip(x, 80) for x in group[1:]]
             more = f" and {len(wheres) - MD_FAILURES} more" if len(wheres) > MD_FAILURES else ""
             lines.append(f"  * also: {', '.join(wheres[:MD_FAILURES])}{more}")
     for r in rows:
@@ -59,7 +64,7 @@ def failure_lines(rows: list[Row], width: int = 160) -> list[str]:
     out = []
     for name, prop, _shape, group in grouped_failures(rows):
         line = f"{name}" + (f" [{prop}]" if prop else "") + f" x{len(group)}: {group[0]}"
-        out.append(line if len(line) <= width else line[:width - 3] + "...")
+        out.append(clip(line, width))
     return out
 
 
@@ -166,7 +171,7 @@ def _failures_html(rows: list[Row]) -> str:
             where = ", ".join(failure_shape(x)[0] or x for x in lines[1:])
             more = f"<details><summary>{len(lines) - 1} more</summary><small>{esc(where)}</small></details>"
         out.append(f"<tr><td>{esc(name)}</td><td>{esc(prop or '-')}</td><td>{len(lines)}</td>"
-                   f"<td class='ex'>{esc(lines[0][:300])}{more}</td></tr>")
+                   f"<td class='ex'>{esc(clip(lines[0], EXAMPLE_CHARS))}{more}</td></tr>")
     out.append("</tbody></table>")
     saved = [(r.name, c) for r in rows for c in r.counterexamples]
     if saved:

@@ -10,8 +10,10 @@ history is re-judged under every profile, which gives the "profiles satisfied" c
 Real-time implementations run seeded wall-clock schedules (:mod:`wheelspec.conformance.realtime`).
 
 Every failure is saved as a replayable file under the counterexamples folder (by default
-``wheelspec-matrix/results/counterexamples``): a scenario (``wheelspec replay FILE --impl ...``) or a real-time
-schedule (``wheelspec realtime --schedule FILE --impl ...``).  ``docs/MATRIX.md`` explains them.
+``wheelspec-matrix/results/counterexamples``, one folder per row): a scenario, which records the
+``--impl`` text of its row (``wheelspec replay FILE`` replays it there; a campaign counterexample is
+named ``<kind>-<seed>.json`` as ``wheelspec check`` names it), or a real-time schedule
+(``wheelspec realtime --schedule FILE --impl ...``).  ``docs/MATRIX.md`` explains them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from wheelspec.conformance.adapters import thirdparty
+from wheelspec.conformance.adapters.base import saved_config
 from wheelspec.conformance.matrix import files
 from wheelspec.conformance.optional import MissingExtra, install_hint
 from wheelspec.spec import properties
@@ -55,6 +58,27 @@ REALTIME = ("netty", "netty-tick10", "asyncio-live", *thirdparty.realtime_names(
 
 #: real-time rows that ask the timer for a coarser tick: name -> (adapter, tick ms)
 RT_TICK = {"netty-tick10": ("netty", 10)}
+
+
+#: the ``--impl`` text that rebuilds a built-in virtual row outside the matrix (recorded in its saved
+#: counterexamples: ``wheelspec replay FILE`` replays them on it); our engines and the third-party
+#: peers are their own ``--impl`` text, as is a user's row
+ROW_IMPLS = {"stdlib-sched": "wheelspec.conformance.adapters.stdlib_sched:adapter",
+             "twisted-clock": "wheelspec.conformance.adapters.twisted_clock:adapter",
+             "asyncio": "wheelspec.conformance.adapters.asyncio_loop:adapter",
+             "asyncio-res-15.625ms": "wheelspec.conformance.adapters.asyncio_loop:adapter_coarse"}
+
+
+def impl_spec(name: str) -> str:
+    """The ``--impl`` text of the virtual row ``name`` (:data:`ROW_IMPLS`)."""
+    return ROW_IMPLS.get(name, name)
+
+
+def is_users_row(name: str) -> bool:
+    """Is ``name`` a row the user asked for by an ``--impl`` of their own (``package.module:factory``,
+    ``cmd:COMMAND``), not one of the built-in rows (:data:`VIRTUAL`, :data:`REALTIME`)?  Such rows
+    decide the exit code of ``wheelspec matrix`` as they do that of ``wheelspec check``."""
+    return name not in VIRTUAL + REALTIME
 
 
 def virtual_factory(name: str) -> Callable[[], Any]:
@@ -199,11 +223,22 @@ def _safe(s: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in s)
 
 
-def save_counterexample(scenario: Any, folder: Path) -> Path:
-    """Save a failing scenario under ``folder`` for replay, marked as generated
-    (:mod:`.files`); a file of the same name that the matrix did not write is refused."""
-    path = files.claim(folder / f"{_safe(scenario.name.replace('/', '-'))}.json")
-    return dataclasses.replace(scenario, source=files.generated_source(scenario.source)).save(path)
+def counterexample_stem(scenario: Any) -> str:
+    """The file name (without ``.json``) a failing scenario is saved under: ``<kind>-<seed>`` for a
+    campaign counterexample, as ``wheelspec check`` names it, else the scenario's name with ``/``
+    made ``-`` (``timer-tick-boundaries``, ``probe-huge-delay``)."""
+    origin = scenario.origin or {}
+    if scenario.name.startswith("counterexample/") and "kind" in origin and "seed" in origin:
+        return f"{_safe(str(origin['kind']))}-{_safe(str(origin['seed']))}"
+    return _safe(scenario.name.replace("/", "-"))
+
+
+def save_counterexample(scenario: Any, folder: Path, impl: str) -> Path:
+    """Save a failing scenario under ``folder`` (:func:`counterexample_stem`) for replay, recording
+    ``impl``, the ``--impl`` text that rebuilds the implementation it failed on, and marked as
+    generated (:mod:`.files`); a file of the same name that the matrix did not write is refused."""
+    path = files.claim(folder / f"{counterexample_stem(scenario)}.json")
+    return dataclasses.replace(scenario.for_impl(impl), source=files.generated_source(scenario.source)).save(path)
 
 
 #: failing campaign seeds shrunk and saved per implementation (the rest are counted)
@@ -223,9 +258,15 @@ def unavailable_row(name: str, mode: str, missing: MissingExtra) -> Row:
 
 
 def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Callable[[str], None]) -> Row:
-    from wheelspec.conformance.check.campaign import GENERATORS, generate, judge_run, narrow
+    from wheelspec.conformance.check.campaign import GENERATORS, generate, judge_run, narrow, narrow_config
     from wheelspec.conformance.check.corpus import Scenario, load_corpus
-    from wheelspec.conformance.check.judge import judge, not_judged, out_of_range, primary
+    from wheelspec.conformance.check.judge import (
+        declared_range_finding,
+        judge,
+        not_judged,
+        out_of_range,
+        primary,
+    )
     from wheelspec.conformance.check.runner import run_ops
     from wheelspec.conformance.check.shrink import shrink_schedule
     from wheelspec.spec import events as ev
@@ -278,12 +319,15 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
                 cells["huge delay"] = "FAIL"  # the range contract, whatever the primary symptom
             fails.append(f"{where} -> [{f0.prop}] {f0.message}")
             if cx_dir is not None and scenario is not None:
-                cxs.append(str(save_counterexample(scenario, cx_dir / _safe(name))))
+                cxs.append(str(save_counterexample(scenario, cx_dir / _safe(name), impl_spec(name))))
 
         timer_corpus = [s for s in load_corpus() if s.needs() <= {"timer"}]
         if caps.ranges == "unbounded":  # as `wheelspec check`: out-of-range requests are left out
             timer_corpus = [s for s in timer_corpus if not any(out_of_range(op) for op in s.ops)]
+        declared = caps.declared_ranges()
         for sc in timer_corpus + probes():
+            if declared is not None and not declared.admits("time", sc.config.start_ms):
+                continue  # as `wheelspec check`: a clock starting outside the declared range is n/a
             expects, _ = sc.expectations_for(caps)
             run = run_ops(adapter, sc.config, sc.ops)
             account(run, judge(run, caps, expects=expects), sc.name, sc)
@@ -291,7 +335,7 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
         progress(f"{name}: corpus and probes done")
         for seed in range(schedules):
             cfg, schedule = generate("timer", seed)
-            schedule = narrow(schedule, caps)
+            cfg, schedule = narrow_config(cfg, caps), narrow(schedule, caps)
             run = run_ops(adapter, cfg, schedule)
             # as `wheelspec check`: the range contract judged apart from the rest (property ranges)
             failures, _ = judge_run(adapter, caps, run)
@@ -299,14 +343,24 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
             if failures and shrunk[0] < MAX_SHRUNK:
                 shrunk[0] += 1
                 cfg2, small, failures2 = shrink_schedule(adapter, caps, cfg, schedule, primary(failures).prop)
-                cx = Scenario(f"counterexample/{name}/timer-{seed}", cfg2, small, [None] * len(small),
+                # named and saved as `wheelspec check` names and saves it (OUT/<impl>/<kind>-<seed>.json)
+                cx = Scenario(f"counterexample/{_safe(name)}/timer-{seed}", saved_config(caps, cfg2), small,
+                              [None] * len(small),
                               description=f"shrunk from seed {seed} of the timer campaign: {failures2[0].message}",
                               source="wheelspec matrix campaign counterexample",
                               origin={"generator": GENERATORS["timer"], "kind": "timer", "seed": seed,
-                                      "impl": name, "prop": failures2[0].prop, "original_ops": len(schedule)})
+                                      "impl": _safe(name), "prop": failures2[0].prop, "original_ops": len(schedule)})
             account(run, failures, f"timer seed {seed}", cx)
         progress(f"{name}: {schedules} campaign schedules done")
         notes = {"early bound": "never early" if early_max <= 0 else f"early by up to {early_max} ms", **behaviour}
+        narrower = declared_range_finding(caps)
+        if declared is not None and narrower is not None:  # the declared range, its one finding
+            cells["huge delay"] = "FAIL"
+            notes["huge delay"] = f"declares {declared.describe()}"
+            fails.append(f"declared range -> [{narrower.prop}] {narrower.message}")
+            if declared.delay[0] > 0:  # it refuses every delay <= 0 by declaration: the probe saw none run
+                behaviour.pop("delay <= 0", None)
+                cells["delay <= 0"], notes["delay <= 0"] = "not judged", "outside the declared range"
         for col, part in unjudged.items():  # a column judged only in part says what is left out
             if part:
                 notes[col] = "; ".join(filter(None, (notes.get(col), f"{', '.join(part)} not judged")))

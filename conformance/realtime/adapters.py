@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from wheelspec.conformance.realtime.schedule import RtSchedule
 from wheelspec.spec.errors import UserError
+from wheelspec.spec.show import clip
 
 
 # ------------------------------------------------------------------ adapters -------------------
@@ -85,14 +86,14 @@ class SubprocessRealtimeAdapter:
                 "run_ms": schedule.run_ms, "ops": schedule.ops}
         msg = self._sub.call(body, schedule.run_ms / 1000 + 30)
         if msg.get("ok") is not True:
-            self._sub.fail_last(f"rt_run refused: {json.dumps(msg)[:200]}")
+            self._sub.fail_last(f"rt_run refused: {clip(json.dumps(msg), 200)}")
         try:
             ops = msg["ops"]
             out = RtOutcome([int(o["t_us"]) for o in ops], [o["result"] for o in ops],
                             [(int(f["task"]), int(f["seq"]), int(f["t_us"])) for f in msg["fires"]],
                             msg.get("unfired"))
         except (KeyError, TypeError, ValueError) as e:
-            self._sub.fail_last(f"bad rt_run response ({e!r}): {json.dumps(msg)[:200]}")
+            self._sub.fail_last(f"bad rt_run response ({e!r}): {clip(json.dumps(msg), 200)}")
         if len(out.op_us) != len(schedule.ops):
             self._sub.fail_last(f"rt_run answered {len(out.op_us)} ops for {len(schedule.ops)}")
         self.resolution_ms = schedule.tick_ms

@@ -88,7 +88,8 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
 
             def on_run(seed: int, cfg: Any, result: Any) -> None:
                 # Each schedule's own run, recorded as it is judged (not executed a second time).
-                tw.add_schedule(result.history, impl=impl, kind=kind, seed=seed, config=cfg, profile=caps.profile,
+                tw.add_schedule(result.history, impl=impl, kind=kind, seed=seed, config=caps.effective(cfg),
+                                profile=caps.profile,
                                 wheel=caps.wheel_size is not None or "wheel_size" in caps.configurable)
         try:
             outcomes = run_seed_range(adapter, caps, kind, range(lo, hi), shrink=task.get("shrink", True),
@@ -110,7 +111,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
                 p = out / CX_DIR / _safe(impl) / f"{kind}-{o.seed}.json"
                 p.parent.mkdir(parents=True, exist_ok=True)
                 tmp = _tmp(p)
-                tmp.write_text(o.counterexample.dumps())
+                tmp.write_text(o.counterexample.for_impl(impl).dumps())  # `wheelspec replay FILE` rebuilds impl
                 os.replace(tmp, p)
                 cx_path = str(p.relative_to(out))
                 shape = ",".join(op.kind for op in o.counterexample.ops)

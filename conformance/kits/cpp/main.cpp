@@ -57,6 +57,8 @@ int main() {
     info.name = "cpp-toy-heap-timer";
     info.version = "0.1";
     info.profile = "strict";
+    // info.ranges = wheelspec::Ranges{{1, 4095}};  // delays 1 .. 4095 only (README.md, "Capabilities")
+    // info.lateness_ms = 1024;  // a coarse timer's declared granularity (README.md, "Capabilities")
     return wheelspec::serve(info, [](const wheelspec::Config& config) {
         return std::make_unique<ToyTimer>(config.start_ms);
     });

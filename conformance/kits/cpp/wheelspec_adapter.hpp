@@ -60,7 +60,9 @@ class Timer {
 public:
     virtual ~Timer() = default;
     virtual int64_t now() const = 0;                                   // the clock reading
-    virtual int64_t add(int64_t task, int64_t delay, const Fire& fire) = 0;  // (re)schedule; returns now + delay
+    // (re)schedule; returns now + delay. A Refusal thrown here must leave the task's old entry
+    // scheduled (decide before you replace it).
+    virtual int64_t add(int64_t task, int64_t delay, const Fire& fire) = 0;
     virtual bool cancel(int64_t task, const Fire& fire) = 0;           // true iff a scheduled entry was removed
     virtual void advance(int64_t time, const Fire& fire) = 0;          // move the clock, fire what is due
     virtual int64_t size() const = 0;                                  // the number of scheduled tasks
@@ -71,6 +73,15 @@ struct Config {
     int64_t tick_ms = 1, wheel_size = 20, start_ms = 0, purge_interval = 1000;
 };
 
+// A declared range (docs/PROTOCOL.md, section 4.4, "A declared range"): the delays and clock
+// readings your timer accepts, inclusive, inside wheelspec's. The hello declares it as
+// "ranges": {"delay": [lo, hi], "time": [lo, hi]}; this layer refuses ("range") a delay or an
+// advance outside it before your timer is called, and wheelspec reports it once.
+struct Ranges {
+    std::pair<int64_t, int64_t> delay{-kMaxDelay, kMaxDelay};
+    std::pair<int64_t, int64_t> time{0, kMaxTime};
+};
+
 // What the hello answers: your timer's name and the capabilities it claims.
 struct Info {
     std::string name, version = "0";
@@ -78,6 +89,11 @@ struct Info {
     std::vector<std::string> configurable = {"start_ms"};   // reset keys your factory honours
     std::optional<int64_t> tick_ms, wheel_size;             // your fixed values, if any
     std::vector<std::string> unobservable;                  // what your adapter cannot read (docs/ADAPTERS.md)
+    std::optional<Ranges> ranges;                           // what your timer accepts, if less than wheelspec's
+    // a coarse timer's declared granularity in ms (0: none): a task may fire up to lateness_ms after
+    // the moment its profile says it must have fired by, and up to earliness_ms before its earliest
+    // time; judged as property "granularity" (docs/PROTOCOL.md, section 5, "A declared granularity")
+    int64_t lateness_ms = 0, earliness_ms = 0;
 };
 
 // How many requests the runner may send ahead under v2 (the line loop answers them in order).
@@ -281,9 +297,18 @@ public:
             std::string caps = "{\"timer\":true,\"purgatory\":false,\"time\":\"virtual\",\"profile\":" +
                                quote(info_.profile) + ",\"configurable\":[";
             for (size_t k = 0; k < info_.configurable.size(); ++k) caps += (k ? "," : "") + quote(info_.configurable[k]);
-            caps += "],\"ranges\":\"bounded\"";
+            caps += "],\"ranges\":";
+            if (info_.ranges) {
+                const Ranges& r = *info_.ranges;
+                caps += "{\"delay\":[" + std::to_string(r.delay.first) + "," + std::to_string(r.delay.second) +
+                        "],\"time\":[" + std::to_string(r.time.first) + "," + std::to_string(r.time.second) + "]}";
+            } else {
+                caps += "\"bounded\"";
+            }
             if (info_.tick_ms) caps += ",\"tick_ms\":" + std::to_string(*info_.tick_ms);
             if (info_.wheel_size) caps += ",\"wheel_size\":" + std::to_string(*info_.wheel_size);
+            if (info_.lateness_ms) caps += ",\"lateness_ms\":" + std::to_string(info_.lateness_ms);
+            if (info_.earliness_ms) caps += ",\"earliness_ms\":" + std::to_string(info_.earliness_ms);
             caps += ",\"unobservable\":[";
             for (size_t k = 0; k < info_.unobservable.size(); ++k) caps += (k ? "," : "") + quote(info_.unobservable[k]);
             caps += "]";
@@ -353,6 +378,8 @@ private:
         if (kind == "add") {
             int64_t task = in_range("task", integer(op, "task"), 0, kMaxId);
             int64_t delay = in_range("delay", integer(op, "delay"), -kMaxDelay, kMaxDelay);
+            // the declared range: the timer sees only what it accepts
+            if (info_.ranges) in_range("delay", delay, info_.ranges->delay.first, info_.ranges->delay.second);
             result = std::to_string(timer_->add(task, delay, fire));
             known_.insert(task);
         } else if (kind == "cancel") {
@@ -366,6 +393,7 @@ private:
             }
         } else if (kind == "advance") {
             int64_t time = in_range("time", integer(op, "time"), 0, kMaxTime);
+            if (info_.ranges) in_range("time", time, info_.ranges->time.first, info_.ranges->time.second);
             if (time < timer_->now()) {
                 throw Refusal("invalid", "advance to " + std::to_string(time) + " is before the current time " +
                                              std::to_string(timer_->now()));

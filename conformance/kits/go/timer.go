@@ -65,6 +65,8 @@ func (t *toyTimer) Advance(time int64, fire Fire) error {
 func (t *toyTimer) Size() int64 { return int64(len(t.live)) }
 
 func main() {
+	// A timer accepting fewer delays than wheelspec's range declares them in Info, e.g.
+	// Ranges: Delays(1, 4095) (README.md, "Capabilities").
 	Serve(Info{Name: "go-toy-heap-timer", Version: "0.1", Profile: "strict", Configurable: []string{"start_ms"}},
 		func(cfg Config) Timer { return &toyTimer{clock: cfg.StartMs, live: map[int64]int64{}} })
 }

@@ -41,7 +41,7 @@ type Fire func(now, task, exp int64)
 // inside wheelspec's ranges.
 type Timer interface {
 	Now() int64                                      // the clock reading
-	Add(task, delay int64, fire Fire) (int64, error) // schedule (or re-schedule) task; returns now + delay
+	Add(task, delay int64, fire Fire) (int64, error) // (re)schedule task; returns now + delay; an error keeps the old entry
 	Cancel(task int64, fire Fire) (bool, error)      // true iff a scheduled, not yet fired entry was removed
 	Advance(time int64, fire Fire) error             // move the clock to time and fire what is due
 	Size() int64                                     // the number of scheduled tasks
@@ -60,6 +60,24 @@ type Info struct {
 	TickMs        *int64   // your fixed tick, if any
 	WheelSize     *int64   // your fixed number of buckets per wheel, if any
 	Unobservable  []string // what your adapter cannot read from your timer (docs/ADAPTERS.md)
+	Ranges        *Ranges  // what your timer accepts, if less than wheelspec's (nil: wheelspec's, "bounded")
+	// A coarse timer's declared granularity (0: none; docs/PROTOCOL.md, section 5, "A declared
+	// granularity"): how many ms a task may fire after the moment its profile says it must have
+	// fired by, and before its earliest time. Judged as property "granularity".
+	LatenessMs, EarlinessMs int64
+}
+
+// Ranges is a declared range (docs/PROTOCOL.md, section 4.4, "A declared range"): the delays and
+// clock readings your timer accepts, inclusive, inside wheelspec's. The hello declares it as
+// "ranges": {"delay": [lo, hi], "time": [lo, hi]}; the layer refuses ("range") a delay or an
+// advance outside it before your timer is called, and wheelspec reports it once.
+type Ranges struct {
+	Delay, Time [2]int64
+}
+
+// Delays is a declared range of delays [lo, hi] and every clock reading wheelspec allows.
+func Delays(lo, hi int64) *Ranges {
+	return &Ranges{Delay: [2]int64{lo, hi}, Time: [2]int64{0, MaxTime}}
 }
 
 // Pipeline is how many requests the runner may send ahead under v2 (the line loop answers them in order).
@@ -174,6 +192,9 @@ func (a *adapter) apply(op map[string]interface{}) (map[string]interface{}, erro
 		if err == nil {
 			delay, err = InRange("delay", delay, -MaxDelay, MaxDelay)
 		}
+		if r := a.info.Ranges; err == nil && r != nil { // the declared range: the timer sees only what it accepts
+			delay, err = InRange("delay", delay, r.Delay[0], r.Delay[1])
+		}
 		var exp int64
 		if err == nil {
 			exp, err = a.timer.Add(task, delay, fire)
@@ -207,6 +228,9 @@ func (a *adapter) apply(op map[string]interface{}) (map[string]interface{}, erro
 		time, err := field(op, "time")
 		if err == nil {
 			time, err = InRange("time", time, 0, MaxTime)
+		}
+		if r := a.info.Ranges; err == nil && r != nil {
+			time, err = InRange("time", time, r.Time[0], r.Time[1])
 		}
 		if err == nil && time < a.timer.Now() {
 			err = &Refusal{"invalid", fmt.Sprintf("advance to %d is before the current time %d", time, a.timer.Now())}
@@ -245,6 +269,9 @@ func (a *adapter) handle(req map[string]interface{}) (resp map[string]interface{
 		caps := map[string]interface{}{"timer": true, "purgatory": false, "time": "virtual",
 			"profile": a.info.Profile, "configurable": a.info.Configurable, "ranges": "bounded",
 			"unobservable": unobservable}
+		if r := a.info.Ranges; r != nil {
+			caps["ranges"] = map[string]interface{}{"delay": r.Delay, "time": r.Time}
+		}
 		if a.proto >= 2 {
 			caps["pipeline"] = Pipeline
 		}
@@ -253,6 +280,12 @@ func (a *adapter) handle(req map[string]interface{}) (resp map[string]interface{
 		}
 		if a.info.WheelSize != nil {
 			caps["wheel_size"] = *a.info.WheelSize
+		}
+		if a.info.LatenessMs != 0 {
+			caps["lateness_ms"] = a.info.LatenessMs
+		}
+		if a.info.EarlinessMs != 0 {
+			caps["earliness_ms"] = a.info.EarlinessMs
 		}
 		return map[string]interface{}{"ok": true, "protocol": a.proto, "name": a.info.Name,
 			"version": a.info.Version, "capabilities": caps}, false

@@ -50,7 +50,10 @@ public final class WheelspecAdapter {
         /** The clock reading. */
         long now();
 
-        /** Schedule (or re-schedule: the old entry must never fire) {@code task}; returns now + delay. */
+        /**
+         * Schedule (or re-schedule: the old entry must never fire) {@code task}; returns now + delay.
+         * A Refusal thrown here must leave the task's old entry scheduled (decide before you replace it).
+         */
         long add(long task, long delay, Fire fire);
 
         /** True iff a scheduled, not yet fired entry was removed. */
@@ -70,17 +73,71 @@ public final class WheelspecAdapter {
      * What the hello answers: your timer's name and the capabilities it claims. {@code profile}:
      * "strict", "kafka" or "strict-gt"; {@code configurable}: the reset keys your factory honours (at
      * least "start_ms"); {@code tickMs} / {@code wheelSize}: your fixed values, or null;
-     * {@code unobservable}: what your adapter cannot read from your timer (docs/ADAPTERS.md).
+     * {@code unobservable}: what your adapter cannot read from your timer (docs/ADAPTERS.md);
+     * {@code ranges}: the delays and clock readings your timer accepts, if fewer than wheelspec's
+     * (null: wheelspec's, "bounded"; {@link #withRanges}); {@code granularity}: a coarse timer's
+     * declared lateness and earliness, or null ({@link #withGranularity}).
      */
     public record Info(String name, String version, String profile, List<String> configurable,
-                       Long tickMs, Long wheelSize, List<String> unobservable) {
+                       Long tickMs, Long wheelSize, List<String> unobservable, Ranges ranges,
+                       Granularity granularity) {
         public Info(String name, String version, String profile) {
-            this(name, version, profile, List.of("start_ms"), null, null, List.of());
+            this(name, version, profile, List.of("start_ms"), null, null, List.of(), null, null);
         }
 
         public Info(String name, String version, String profile, List<String> configurable, Long tickMs,
                     Long wheelSize) {
-            this(name, version, profile, configurable, tickMs, wheelSize, List.of());
+            this(name, version, profile, configurable, tickMs, wheelSize, List.of(), null, null);
+        }
+
+        public Info(String name, String version, String profile, List<String> configurable, Long tickMs,
+                    Long wheelSize, List<String> unobservable) {
+            this(name, version, profile, configurable, tickMs, wheelSize, unobservable, null, null);
+        }
+
+        public Info(String name, String version, String profile, List<String> configurable, Long tickMs,
+                    Long wheelSize, List<String> unobservable, Ranges ranges) {
+            this(name, version, profile, configurable, tickMs, wheelSize, unobservable, ranges, null);
+        }
+
+        /** This Info declaring {@code ranges} (docs/PROTOCOL.md, section 4.4, "A declared range"). */
+        public Info withRanges(Ranges ranges) {
+            return new Info(name, version, profile, configurable, tickMs, wheelSize, unobservable, ranges, granularity);
+        }
+
+        /** This Info declaring a granularity (docs/PROTOCOL.md, section 5, "A declared granularity"). */
+        public Info withGranularity(long latenessMs, long earlinessMs) {
+            return new Info(name, version, profile, configurable, tickMs, wheelSize, unobservable, ranges,
+                            new Granularity(latenessMs, earlinessMs));
+        }
+    }
+
+    /**
+     * A coarse timer's declared granularity (docs/PROTOCOL.md, section 5, "A declared granularity"):
+     * a task may fire up to {@code latenessMs} after the moment its profile says it must have fired
+     * by, and up to {@code earlinessMs} before its earliest time; judged as property "granularity".
+     */
+    public record Granularity(long latenessMs, long earlinessMs) {
+        String json() {
+            return (latenessMs != 0 ? ",\"lateness_ms\":" + latenessMs : "")
+                    + (earlinessMs != 0 ? ",\"earliness_ms\":" + earlinessMs : "");
+        }
+    }
+
+    /**
+     * A declared range (docs/PROTOCOL.md, section 4.4, "A declared range"): the delays and clock
+     * readings your timer accepts, inclusive, inside wheelspec's. The hello declares it as
+     * {@code "ranges": {"delay": [lo, hi], "time": [lo, hi]}}; this layer refuses ("range") a delay
+     * or an advance outside it before your timer is called, and wheelspec reports it once.
+     */
+    public record Ranges(long delayLo, long delayHi, long timeLo, long timeHi) {
+        /** Delays {@code [lo, hi]}, every clock reading wheelspec allows. */
+        public static Ranges delays(long lo, long hi) {
+            return new Ranges(lo, hi, 0, MAX_TIME);
+        }
+
+        String json() {
+            return "{\"delay\":[" + delayLo + "," + delayHi + "],\"time\":[" + timeLo + "," + timeHi + "]}";
         }
     }
 
@@ -182,7 +239,10 @@ public final class WheelspecAdapter {
                 StringBuilder caps = new StringBuilder("{\"timer\":true,\"purgatory\":false,\"time\":\"virtual\"");
                 caps.append(",\"profile\":").append(Json.quote(info.profile()));
                 caps.append(",\"configurable\":").append(Json.write(info.configurable()));
-                caps.append(",\"ranges\":\"bounded\"");
+                caps.append(",\"ranges\":").append(info.ranges() == null ? "\"bounded\"" : info.ranges().json());
+                if (info.granularity() != null) {
+                    caps.append(info.granularity().json());
+                }
                 if (info.tickMs() != null) {
                     caps.append(",\"tick_ms\":").append(info.tickMs());
                 }
@@ -227,6 +287,9 @@ public final class WheelspecAdapter {
             if ("add".equals(kind)) {
                 long task = inRange("task", integer(op, "task"), 0, MAX_ID);
                 long delay = inRange("delay", integer(op, "delay"), -MAX_DELAY, MAX_DELAY);
+                if (info.ranges() != null) { // the declared range: the timer sees only what it accepts
+                    inRange("delay", delay, info.ranges().delayLo(), info.ranges().delayHi());
+                }
                 result = Long.toString(timer.add(task, delay, fire));
                 known.add(task);
             } else if ("cancel".equals(kind)) {
@@ -240,6 +303,9 @@ public final class WheelspecAdapter {
                 }
             } else if ("advance".equals(kind)) {
                 long time = inRange("time", integer(op, "time"), 0, MAX_TIME);
+                if (info.ranges() != null) {
+                    inRange("time", time, info.ranges().timeLo(), info.ranges().timeHi());
+                }
                 if (time < timer.now()) {
                     throw new Refusal("invalid", "advance to " + time + " is before the current time " + timer.now());
                 }

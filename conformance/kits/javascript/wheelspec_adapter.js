@@ -6,6 +6,7 @@
 //
 //   now()                       -> the timer's clock reading
 //   add(task, delay, fire)      -> the expiration now + delay; schedule (or re-schedule) `task`
+//                                  (a refused re-add must leave the old entry scheduled)
 //   cancel(task, fire)          -> true iff a scheduled, not yet fired entry was removed
 //   advance(time, fire)         -> move the clock to `time` and fire what is due
 //   size()                      -> the number of scheduled tasks
@@ -99,7 +100,12 @@ function negotiate(req) {
  * factory honours; at least "start_ms"), tick_ms, wheel_size (your fixed values, if any)}, and for
  * an adapter of a library it does not own: unobservable (property names the library cannot report,
  * plus "task-ids" / "clock" when the adapter owns them: docs/ADAPTERS.md), ranges ("unbounded" for
- * a timer that accepts any value by design) and checkDelays (false: hand every integer delay to the
+ * a timer that accepts any value by design, or the delays and clock readings your timer accepts,
+ * `{delay: [lo, hi], time: [lo, hi]}`, either key optional: this layer then refuses (`range`) a
+ * delay or an advance outside them before your timer is called; docs/PROTOCOL.md, section 4.4,
+ * "A declared range"), lateness_ms / earliness_ms (a coarse timer's declared granularity: how many ms
+ * a task may fire after the moment its profile says it must have fired by / before its earliest
+ * time; docs/PROTOCOL.md, section 5, "A declared granularity") and checkDelays (false: hand every integer delay to the
  * timer, so that its own handling of out-of-range delays is judged).
  * `makeTimer(config)`: a fresh, empty timer whose clock reads config.start_ms (called at each reset).
  */
@@ -109,9 +115,18 @@ function serve(info, makeTimer) {
   if (info.tick_ms !== undefined) capabilities.tick_ms = info.tick_ms;
   if (info.wheel_size !== undefined) capabilities.wheel_size = info.wheel_size;
   if (info.unobservable !== undefined) capabilities.unobservable = info.unobservable;
-  const checkDelay = info.checkDelays === false
+  // a declared granularity (docs/PROTOCOL.md, section 5): judged as property `granularity`
+  if (info.lateness_ms) capabilities.lateness_ms = info.lateness_ms;
+  if (info.earliness_ms) capabilities.earliness_ms = info.earliness_ms;
+  const declared = typeof info.ranges === "object" && info.ranges !== null ? info.ranges : {};
+  const wheelspecDelay = info.checkDelays === false
     ? (v) => inRange("delay", v, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
     : ranges.delay;
+  // a declared range: the timer sees only the delays and clock readings it accepts
+  const within = (name, check) => (declared[name] === undefined ? check
+    : (v) => inRange(name, check(v), declared[name][0], declared[name][1]));
+  const checkDelay = within("delay", wheelspecDelay);
+  const checkTime = within("time", ranges.time);
   let protocol = 1;       // agreed in the hello
   let timer = null;
   let known = new Set();  // task ids added since the reset
@@ -140,7 +155,7 @@ function serve(info, makeTimer) {
         break;
       }
       case "advance": {
-        const time = ranges.time(op.time);
+        const time = checkTime(op.time);
         if (time < timer.now()) throw new Refusal("invalid", `advance to ${time} is before the current time ${timer.now()}`);
         timer.advance(time, fire);
         result = null;

@@ -19,8 +19,9 @@
 //   size    clock.countTimers()
 //   now     clock.now
 // The adapter's map (task -> handle) only translates wheelspec's task ids into the library's
-// handles; a re-add clears the task's earlier timer with clearTimeout first (Kafka's "a re-added
-// task replaces its entry"). Task ids and the clock's range are the adapter's (declared
+// handles; a re-add clears the task's earlier timer with clearTimeout (Kafka's "a re-added task
+// replaces its entry") once the library has recorded the new one, so a refused re-add leaves the
+// earlier timer scheduled (the protocol: a refused request changes nothing). Task ids and the clock's range are the adapter's (declared
 // unobservable); delays go to the library unchecked, so its handling of out-of-range delays is
 // judged (`checkDelays: false`).
 "use strict";
@@ -47,12 +48,14 @@ class SinonTimer {
   add(task, delay, fire) {
     const clock = this.clock;
     const old = this.handles.get(task);
-    if (old !== undefined) clock.clearTimeout(old.handle);
     const entry = {};
     entry.handle = clock.setTimeout(() => this.fire(clock.now, task, entry.timer.callAt), delay);
     // the library's record of the new timer (its heap and clock.timers hold this object)
     entry.timer = clock.timers.get(Number(entry.handle));
     if (entry.timer === undefined) throw new Refusal("internal", "fake-timers did not record the timer");
+    // superseded only now that the new timer exists (setTimeout runs nothing, so the old cannot
+    // fire in between; timer ids grow with each setTimeout, so ties keep the same order)
+    if (old !== undefined) clock.clearTimeout(old.handle);
     this.handles.set(task, entry);
     return entry.timer.callAt;
   }

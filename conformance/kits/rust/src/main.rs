@@ -67,6 +67,12 @@ fn main() {
         tick_ms: None,
         wheel_size: None,
         unobservable: vec![],
+        // the delays and clock readings it accepts, if fewer than wheelspec's, e.g.
+        // Some(wheelspec_adapter::Ranges::delays(1, 4095)) (README.md, "Capabilities")
+        ranges: None,
+        // a coarse timer's declared granularity in ms (0: none; README.md, "Capabilities")
+        lateness_ms: 0,
+        earliness_ms: 0,
     };
     serve(info, |config| {
         Box::new(ToyTimer {

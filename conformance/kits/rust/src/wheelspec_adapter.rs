@@ -75,7 +75,8 @@ impl Events {
 pub trait Timer {
     /// The clock reading.
     fn now(&self) -> i64;
-    /// Schedule (or re-schedule: the old entry must never fire) `task`; returns now + delay.
+    /// Schedule (or re-schedule: the old entry must never fire) `task`; returns now + delay. An
+    /// `Err(Refusal)` must leave the task's old entry scheduled (decide before you replace it).
     fn add(&mut self, task: i64, delay: i64, events: &mut Events) -> Result<i64, Refusal>;
     /// True iff a scheduled, not yet fired entry was removed.
     fn cancel(&mut self, task: i64, events: &mut Events) -> Result<bool, Refusal>;
@@ -119,6 +120,38 @@ pub struct Info {
     pub wheel_size: Option<i64>,
     /// what your adapter cannot read from your timer (docs/ADAPTERS.md); usually empty
     pub unobservable: Vec<String>,
+    /// the delays and clock readings your timer accepts, if fewer than wheelspec's (None:
+    /// wheelspec's, "bounded"); docs/PROTOCOL.md, section 4.4, "A declared range"
+    pub ranges: Option<Ranges>,
+    /// a coarse timer's declared granularity, in ms (0: none): a task may fire up to `lateness_ms`
+    /// after the moment its profile says it must have fired by, and up to `earliness_ms` before
+    /// its earliest time; judged as property `granularity` (docs/PROTOCOL.md, section 5)
+    pub lateness_ms: i64,
+    pub earliness_ms: i64,
+}
+
+/// A declared range, inclusive, inside wheelspec's: the hello declares it as
+/// `"ranges": {"delay": [lo, hi], "time": [lo, hi]}`, this layer refuses (`range`) a delay or an
+/// advance outside it before your timer is called, and wheelspec reports it once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ranges {
+    pub delay: (i64, i64),
+    pub time: (i64, i64),
+}
+
+impl Ranges {
+    /// Delays `[lo, hi]`, every clock reading wheelspec allows.
+    #[allow(dead_code)] // (a toy that declares no range does not call it)
+    pub fn delays(lo: i64, hi: i64) -> Ranges {
+        Ranges { delay: (lo, hi), time: (0, MAX_TIME) }
+    }
+
+    fn json(&self) -> String {
+        format!(
+            "{{\"delay\":[{},{}],\"time\":[{},{}]}}",
+            self.delay.0, self.delay.1, self.time.0, self.time.1
+        )
+    }
 }
 
 // ---- just enough JSON for the protocol ------------------------------------------------------------
@@ -399,15 +432,22 @@ impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
                 let configurable: Vec<String> =
                     info.configurable.iter().map(|k| quote(k)).collect();
                 let mut caps = format!(
-                    "{{\"timer\":true,\"purgatory\":false,\"time\":\"virtual\",\"profile\":{},\"configurable\":[{}],\"ranges\":\"bounded\"",
+                    "{{\"timer\":true,\"purgatory\":false,\"time\":\"virtual\",\"profile\":{},\"configurable\":[{}],\"ranges\":{}",
                     quote(&info.profile),
-                    configurable.join(",")
+                    configurable.join(","),
+                    info.ranges.map_or("\"bounded\"".to_string(), |r| r.json())
                 );
                 if let Some(t) = info.tick_ms {
                     caps += &format!(",\"tick_ms\":{t}");
                 }
                 if let Some(w) = info.wheel_size {
                     caps += &format!(",\"wheel_size\":{w}");
+                }
+                if info.lateness_ms != 0 {
+                    caps += &format!(",\"lateness_ms\":{}", info.lateness_ms);
+                }
+                if info.earliness_ms != 0 {
+                    caps += &format!(",\"earliness_ms\":{}", info.earliness_ms);
                 }
                 let unobservable: Vec<String> = info.unobservable.iter().map(|k| quote(k)).collect();
                 caps += &format!(",\"unobservable\":[{}]", unobservable.join(","));
@@ -452,7 +492,11 @@ impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
         let result = match kind {
             "add" => {
                 let task = in_range("task", integer(op, "task")?, 0, MAX_ID)?;
-                let delay = in_range("delay", integer(op, "delay")?, -MAX_DELAY, MAX_DELAY)?;
+                let mut delay = in_range("delay", integer(op, "delay")?, -MAX_DELAY, MAX_DELAY)?;
+                if let Some(r) = self.info.ranges {
+                    // the declared range: the timer sees only what it accepts
+                    delay = in_range("delay", delay, r.delay.0, r.delay.1)?;
+                }
                 let exp = timer.add(task, delay, &mut events)?;
                 self.known.insert(task);
                 exp.to_string()
@@ -471,7 +515,10 @@ impl<F: FnMut(&Config) -> Box<dyn Timer>> Session<F> {
                 }
             }
             "advance" => {
-                let time = in_range("time", integer(op, "time")?, 0, MAX_TIME)?;
+                let mut time = in_range("time", integer(op, "time")?, 0, MAX_TIME)?;
+                if let Some(r) = self.info.ranges {
+                    time = in_range("time", time, r.time.0, r.time.1)?;
+                }
                 if time < timer.now() {
                     let now = timer.now();
                     return Err(Refusal::new(

@@ -7,8 +7,10 @@
 //!
 //! * `add`: `DelayQueue::insert(task, delay)` (a negative delay: `insert_at` an instant that far in
 //!   the past, which the queue normalises to "already expired"), keeping the returned `Key`; a
-//!   task already in the queue is first taken out with `remove(key)` (Kafka's callers cancel and
-//!   re-add). The result is `now + delay`, the protocol's definition of the expiration.
+//!   task already in the queue is then taken out with `remove(key)` (Kafka's callers cancel and
+//!   re-add), only once the new item is in: an insert that panics (a deadline past the wheel's
+//!   range) leaves the task's earlier item in the queue. The result is `now + delay`, the
+//!   protocol's definition of the expiration.
 //! * `cancel`: `remove(key)` if the key is still in the queue. tokio-util 0.7.3 has no `try_remove`
 //!   and `remove` panics on a key it no longer holds (and slab keys are reused), so the adapter
 //!   keeps the keys the queue has not handed out yet: a key leaves that map exactly when
@@ -73,9 +75,6 @@ impl Timer for TokioDelayQueue {
     fn add(&mut self, task: i64, delay: i64, _events: &mut Events) -> Result<i64, Refusal> {
         let exp = self.clock() + delay;
         let _in = self.rt.enter();
-        if let Some((old, _)) = self.keys.remove(&task) {
-            self.queue.remove(&old);
-        }
         let key = if delay >= 0 {
             self.queue.insert(task, Duration::from_millis(delay as u64))
         } else {
@@ -83,7 +82,11 @@ impl Timer for TokioDelayQueue {
             let when = Instant::now().checked_sub(Duration::from_millis(delay.unsigned_abs())).unwrap_or(self.base);
             self.queue.insert_at(task, when)
         };
-        self.keys.insert(task, (key, exp));
+        // the earlier item is superseded only now that the new one is in (a stack per slot: taking
+        // it out after the push leaves the others in the order they would have had)
+        if let Some((old, _)) = self.keys.insert(task, (key, exp)) {
+            self.queue.remove(&old);
+        }
         Ok(exp)
     }
 
@@ -154,6 +157,7 @@ fn main() {
         tick_ms: None,
         wheel_size: None,
         unobservable: vec![],
+        ranges: None,
     };
     serve(info, move |config| {
         let _in = rt.enter();
