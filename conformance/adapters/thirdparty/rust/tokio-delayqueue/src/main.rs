@@ -158,6 +158,8 @@ fn main() {
         wheel_size: None,
         unobservable: vec![],
         ranges: None,
+        lateness_ms: 0,
+        earliness_ms: 0,
     };
     serve(info, move |config| {
         let _in = rt.enter();
