@@ -259,7 +259,7 @@ def test_the_adapters_own_refusals_are_not_judged():
 
     class Accepting(ToyAdapter):  # refuses nothing about ids: a judged refusal would fail it
         def request(self, op):
-            if isinstance(op, ops.CancelTask) and op.task not in self._handles:
+            if isinstance(op, ops.CancelTask) and op.task not in self._entries:
                 from wheelspec.conformance.adapters.protocol import Response
                 return Response(self._clock(), [], False)
             return super().request(op)

@@ -66,6 +66,18 @@ def built_toy(lang: str, tmp_path: Path, old: str, new: str) -> str:
     assert built.returncode == 0, f"{build}\n{built.stdout}\n{built.stderr}"
     return commands(lang, "adapter")[1]
 
+
+def checked_toy(run: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                schedules: int) -> tuple[int, dict]:
+    """``wheelspec check`` of a built kit (its run line ``run``, relative to ``tmp_path``) on
+    ``schedules`` timer schedules: the exit code and the implementation's JSON report."""
+    report = tmp_path / "report.json"
+    monkeypatch.chdir(tmp_path)  # the run line names the kit's directory relative to it
+    rc = main(["check", "--impl", f"cmd:{run}", "--kinds", "timer", "--schedules", str(schedules),
+               "--out", str(tmp_path / "out"), "--json", str(report)])
+    capsys.readouterr()
+    return rc, json.loads(report.read_text())["implementations"][0]
+
 def _session(argv: list[str], cwd: Path, requests: list[dict]) -> tuple[list[dict], int]:
     """Send ``requests`` (ids added) to an adapter, leaving its stdin open: its answers and the exit
     code it chose after the last request (``bye``: it must exit by itself)."""

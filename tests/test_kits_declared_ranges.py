@@ -8,13 +8,11 @@ Like tests/test_kits.py, each test needs its language's toolchain and fails, nev
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from test_kits import TOOLS, _outcome, _session, built_toy
+from test_kits import TOOLS, _outcome, _session, built_toy, checked_toy
 
-from wheelspec.conformance.cli import main
 from wheelspec.conformance.cli.init_adapter import KITS
 from wheelspec.spec import limits
 
@@ -63,12 +61,7 @@ def test_kit_declares_a_narrower_range_and_is_reported_once(tmp_path: Path, caps
     assert answers[0]["capabilities"]["ranges"] == {"delay": [1, 4095], "time": [0, CLOCK_HI]}
     assert [e["task"] for e in answers[8]["events"]] == [2, 1]  # refused requests changed nothing
 
-    report = tmp_path / "report.json"
-    monkeypatch.chdir(tmp_path)  # the run line names the kit's directory relative to it
-    rc = main(["check", "--impl", f"cmd:{run}", "--kinds", "timer", "--schedules", "100",
-               "--out", str(tmp_path / "out"), "--json", str(report)])
-    capsys.readouterr()
-    rep = json.loads(report.read_text())["implementations"][0]
+    rc, rep = checked_toy(run, tmp_path, monkeypatch, capsys, 100)
     found = ([f for s in rep["scenarios"] for f in s["failures"]]
              + [f for o in rep["campaign"]["failures"] for f in o["failures"]])
     assert rc == 1 and [f["prop"] for f in found] == ["ranges"], found

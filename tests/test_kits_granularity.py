@@ -8,13 +8,11 @@ Like tests/test_kits.py, each test needs its language's toolchain and fails, nev
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from test_kits import TOOLS, _session, built_toy
+from test_kits import TOOLS, _session, built_toy, checked_toy
 
-from wheelspec.conformance.cli import main
 from wheelspec.conformance.cli.init_adapter import KITS
 
 #: per kit: the line of its toy (the file the user fills in) that declares no granularity, and the
@@ -43,11 +41,6 @@ def test_kit_declares_a_granularity_and_is_judged_against_it(tmp_path: Path, cap
     caps = answers[0]["capabilities"]
     assert code == 0 and (caps["lateness_ms"], caps["earliness_ms"]) == (7, 3)
 
-    report = tmp_path / "report.json"
-    monkeypatch.chdir(tmp_path)  # the run line names the kit's directory relative to it
-    rc = main(["check", "--impl", f"cmd:{run}", "--kinds", "timer", "--schedules", "40",
-               "--out", str(tmp_path / "out"), "--json", str(report)])
-    capsys.readouterr()
-    rep = json.loads(report.read_text())["implementations"][0]
+    rc, rep = checked_toy(run, tmp_path, monkeypatch, capsys, 40)
     assert rc == 0 and rep["status"] == "pass", rep
     assert (rep["capabilities"]["lateness_ms"], rep["capabilities"]["earliness_ms"]) == (7, 3)

@@ -89,9 +89,8 @@ class LibraryTimerAdapter:
     earliness_ms: int = 0
 
     def __init__(self) -> None:
-        self._handles: dict[int, Any] = {}  # task -> library handle of its latest schedule (ids only)
+        self._entries: dict[int, _Schedule] = {}  # task -> its latest schedule with the library
         self._events: list[ev.Event] = []   # fires reported by callbacks during one request
-        self._latest: dict[int, _Schedule] = {}  # task -> its latest schedule (for a re-add)
         self._replacing: _Schedule | None = None  # the schedule a re-add is superseding (_add)
         self._started = False
 
@@ -124,7 +123,7 @@ class LibraryTimerAdapter:
 
     def reset(self, config: Config) -> None:
         self.close()
-        self._handles, self._events, self._latest, self._replacing = {}, [], {}, None
+        self._entries, self._events, self._replacing = {}, [], None
         self._start(config.start_ms)
         self._started = True
 
@@ -144,9 +143,9 @@ class LibraryTimerAdapter:
                     return added  # refused by the library: nothing changed
                 result = added
             case ops.CancelTask(task):
-                if task not in self._handles:
+                if task not in self._entries:
                     return Response(now, error=("unknown-id", f"task {task} was never added"))
-                pending = self._unschedule(self._handles[task])
+                pending = self._unschedule(self._entries[task].handle)
                 if "cancel-result" in self.not_observed():
                     result = bool(pending)  # not judged: whatever the library gave, as a bool
                 elif not isinstance(pending, bool):
@@ -190,7 +189,7 @@ class LibraryTimerAdapter:
             else:  # run inside the scheduling call: reported at this place once the handle is known
                 entry.early.append((len(self._events), self._clock()))
 
-        self._replacing = self._latest.get(task)
+        old = self._replacing = self._entries.get(task)
         try:
             handle = self._schedule(task, delay, fire)
         except Exception as exc:  # noqa: BLE001 - the library's refusal is an answer, not a crash
@@ -198,10 +197,9 @@ class LibraryTimerAdapter:
         finally:
             self._replacing = None
         entry.handle, entry.bound = handle, True
-        old = self._handles.get(task)
-        self._handles[task], self._latest[task] = handle, entry
-        if old is not None and not _same_key(old, handle):
-            self._unschedule(old)  # superseded (the entry moves); the library's answer is not the add's
+        self._entries[task] = entry
+        if old is not None and not _same_key(old.handle, handle):
+            self._unschedule(old.handle)  # superseded (the entry moves); the library's answer is not the add's
         exp = self._deadline(handle)
         for k, (at, clock) in enumerate(entry.early):  # each earlier insertion shifts the next by one
             self._events.insert(at + k, ev.Fire(clock, task, exp))
