@@ -76,13 +76,13 @@ def run(out: Path, *, python: str, cwd: str, schedules: int, seed: int) -> None:
         print(f"{impl}: exit {rc.returncode} in {time.perf_counter() - t0:.1f} s", flush=True)
 
 
-def _norm(x: Any, python: str) -> Any:
+def _norm(x: Any, python: str, out: str) -> Any:
     if isinstance(x, dict):
-        return {k: _norm(v, python) for k, v in x.items() if k not in _VOLATILE}
+        return {k: _norm(v, python, out) for k, v in x.items() if k not in _VOLATILE}
     if isinstance(x, list):
-        return [_norm(v, python) for v in x]
+        return [_norm(v, python, out) for v in x]
     if isinstance(x, str):
-        return _PID.sub(r"\1 N", x.replace(python, "PYTHON"))
+        return _PID.sub(r"\1 N", x.replace(python, "PYTHON").replace(out, "OUT"))
     return x
 
 
@@ -98,7 +98,7 @@ def _load(path: Path, ignore: frozenset[str] = frozenset()) -> dict[str, Any]:
     d = json.loads(path.read_text())
     impl = d["implementations"][0]
     python = impl["spec"].split()[0][4:] if impl["spec"].startswith("cmd:") else "\0"
-    return _drop(_norm(impl, python), ignore) | {"exit_code": d.get("exit_code")}
+    return _drop(_norm(impl, python, str(path.parent)), ignore) | {"exit_code": d.get("exit_code")}
 
 
 def _failing(rep: dict[str, Any], kinds: set[str]) -> dict[str, list[str]]:
