@@ -35,18 +35,20 @@ from typing import Any
 
 import numpy as np
 
+from wheelspec.spec.errors import WheelspecError
+
 from .heap_purgatory import HeapPurgatory
 from .heap_timer import HeapTimer
 from .sched_timer import SchedTimer
 from .workloads import ARRIVE, PurgatoryWorkload, TimerWorkload
 
 
-class Unavailable(Exception):
+class Unavailable(WheelspecError):
     """The implementation cannot run this workload here (missing module or API); the message
     says why and is shown in the table instead of a figure."""
 
 
-class VerificationError(AssertionError):
+class VerificationError(WheelspecError, AssertionError):
     """A timed run did not do what the workload says: its figure must not be reported."""
 
 
@@ -639,7 +641,8 @@ def array_bytes(obj: Any, _depth: int = 0, _seen: set[int] | None = None) -> int
     return sum(array_bytes(c, _depth + 1, seen) for c in children)
 
 
-DRIVERS: dict[str, type[Driver]] = {
+#: the drivers of implementations that run in this process (:mod:`.registry` adds the native peers)
+IN_PROCESS_DRIVERS: dict[str, type[Driver]] = {
     "reference": ReferenceDriver,
     "optimized": OptimizedDriver,
     "optimized-op": ArrayOpDriver,
@@ -648,13 +651,3 @@ DRIVERS: dict[str, type[Driver]] = {
     "sched": SchedDriver,
     "app-timer": AppTimerDriver,
 }
-
-
-def _native_drivers() -> dict[str, type[Driver]]:
-    # Imported here, after Driver is defined: the native drivers (Netty, the JDK's executor and
-    # DelayQueue, tokio-util's DelayQueue; benchmarks/native/) subclass it.
-    from .native.drivers import NATIVE_DRIVERS
-    return NATIVE_DRIVERS
-
-
-DRIVERS.update(_native_drivers())

@@ -86,7 +86,8 @@ import json, time
 t0 = time.perf_counter()
 import numpy as np
 t1 = time.perf_counter()
-from wheelspec.benchmarks.drivers import DRIVERS, TimerConfig
+from wheelspec.benchmarks.drivers import TimerConfig
+from wheelspec.benchmarks.registry import DRIVERS
 from wheelspec.benchmarks.workloads import timer_workload
 t2 = time.perf_counter()
 import wheelspec.optimized as opt

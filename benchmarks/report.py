@@ -1,7 +1,7 @@
 """Rendering one run's results: the rich tables on the terminal, Markdown, JSON, and a plot.
 
 Every output is made from the same :class:`~.suite.Results`, so the Markdown committed as
-docs/BENCHMARKS.md carries exactly the figures the terminal showed.
+docs/results/BENCHMARKS.md carries exactly the figures the terminal showed.
 """
 
 from __future__ import annotations

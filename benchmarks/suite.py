@@ -39,7 +39,8 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from . import measure
-from .drivers import DRIVERS, Driver, TimerConfig, Unavailable
+from .drivers import Driver, TimerConfig, Unavailable
+from .registry import DRIVERS
 from .workloads import PurgatoryParams, TimerWorkload, workload
 
 #: Cost exponent in n of one run, for the skip prediction.

@@ -24,18 +24,18 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from wheelspec.conformance.cli.bench import _size
 from wheelspec.spec.errors import UserError
 
-from .drivers import DRIVERS, TimerConfig, Unavailable
+from .drivers import TimerConfig, Unavailable
 from .measure import time_run
-from .workloads import STEADY_WARM_WINDOWS, STEADY_WINDOW, timer_workload
+from .registry import DRIVERS
+from .workloads import STEADY_WARM_WINDOWS, STEADY_WINDOW, parse_size, timer_workload
 
 
 def _sizes(text: str) -> list[int]:
     """Sizes as ``wheelspec bench --sizes`` reads them (1000, 1e6, 10^7)."""
     try:
-        out = [_size(x, "--sizes") for x in text.split(",") if x.strip()]
+        out = [parse_size(x, "--sizes") for x in text.split(",") if x.strip()]
     except UserError as e:
         raise SystemExit(f"warmup: {e}") from None
     if not out:

@@ -1,4 +1,4 @@
-"""The benchmark workloads (docs/BENCHMARKS.md, (a)-(e)), generated from a seed as numpy arrays.
+"""The benchmark workloads (docs/guides/BENCH.md, (a)-(e)), generated from a seed as numpy arrays.
 
 Every workload is data, not code: the same arrays drive every implementation, so a row of the
 benchmark table compares implementations on identical input, and a test can check that they all
@@ -26,7 +26,7 @@ Timer workloads (tick 1 ms, wheel size 20 unless told otherwise; start at time 0
   the caches (about 200 MB at 10^7 for the engine), and the collection walks the interpreter's
   heap; a timed window lasts well under a millisecond, so without a warm-up it timed the refill of
   the caches.  ``python -m wheelspec.benchmarks.warmup`` prints the window's cost against the
-  warm-up's length; on the engine at 10^7 (``docs/BENCHMARKS.md`` has the table): 34.0 ns/op with
+  warm-up's length; on the engine at 10^7 (``docs/results/BENCHMARKS.md`` has the table): 34.0 ns/op with
   no warm-up, 20.2 after one window, 13.7-16.5 after 8 to 64, against 11.9-13.4 at 10^3 after any
   warm-up of at least one window.  What a cancel of a random task touches is one bit of a 1.25 MB
   bitmap at 10^7; one window's 5000 random cancels reach about a fifth of its 19 532 64-byte
@@ -63,6 +63,7 @@ import math
 
 import numpy as np
 
+from wheelspec.spec.errors import UserError
 from wheelspec.spec.limits import MAX_DELAY_MS, MAX_ID, MAX_PURGE_INTERVAL
 
 #: Delays of workloads (a) and (b): uniform in [1, INSERT_MAX_DELAY_MS].
@@ -292,3 +293,19 @@ def workload(name: str, n: int, seed: int = 0,
     if name == "purgatory":
         return purgatory_workload(n, seed, params)
     return timer_workload(name, n, seed)
+
+
+def parse_size(text: str, what: str) -> int:
+    """``1000``, ``1e6``, ``10^7`` or ``1_000_000`` -> int, in [1, MAX_ID] (a size is a number of ids)."""
+    t = text.strip().replace("_", "")
+    try:
+        if "^" in t:
+            base, exp = t.split("^", 1)
+            v = float(int(base) ** int(exp))
+        else:
+            v = float(t)
+    except (ValueError, OverflowError):
+        raise UserError(f"{what}: {text!r} is not a size (write 1000, 1e6 or 10^7)") from None
+    if not math.isfinite(v) or v != int(v) or not 1 <= v <= MAX_ID:
+        raise UserError(f"{what}: {text!r} must be a whole number in [1, {MAX_ID}]")
+    return int(v)

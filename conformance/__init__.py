@@ -16,18 +16,17 @@ package               what it owns
 :mod:`.matrix`        the conformance matrix of third-party timers and our engines
 :mod:`.concurrency`   real threads against thread-safe facades, and linearizability checking
 :mod:`.cli`           the ``wheelspec`` command: argument parsing and printing only
+:mod:`.measure`       the runner's own measurements (its power against broken timers, its speed)
 ===================== ===============================================================================
 
 :mod:`.api` is the library API (:func:`check_impl`, for one's own tests) and :mod:`.pytest_plugin`
-runs the suite inside a user's own pytest run (``docs/PYTEST.md``).  The semantics themselves
-(properties, profiles, the history checker) are in :mod:`wheelspec.spec`; nothing here restates
-them.  Old module names of this package keep working (:mod:`.moved`).
+runs the suite inside a user's own pytest run (``docs/guides/PYTEST.md``); both, and ``wheelspec
+check``, check an implementation through :mod:`.check.session`.  :mod:`.interrupt` turns SIGINT and
+SIGTERM into one exception and writes reports atomically, for the commands and the run alike.  The
+semantics themselves (properties, profiles, the history checker) are in :mod:`wheelspec.spec`;
+nothing here restates them.
 """
 
-from wheelspec.conformance import moved as _moved
-
-_moved.install()
-
-from wheelspec.conformance.api import CheckResult, check_impl  # noqa: E402 - the library API, light at import
+from wheelspec.conformance.api import CheckResult, check_impl  # the library API, light at import
 
 __all__ = ["CheckResult", "check_impl"]

@@ -12,7 +12,7 @@ order: the saved counterexamples of its **regression corpus** (every ``*.json`` 
 stops at its first failing seed (as Hypothesis stops at its first failing example); that seed is
 shrunk and the counterexample saved in the regression corpus, so the next check replays it first:
 it fails until the bug is fixed, then passes and stays as a regression test.  This is Hypothesis's
-example database, kept as readable scenario files (``docs/PYTEST.md`` says how to prune them).
+example database, kept as readable scenario files (``docs/guides/PYTEST.md`` says how to prune them).
 
 Each unit (one saved counterexample, one corpus scenario, one campaign kind) gives an
 :class:`Outcome`; a :class:`CheckResult` holds them all.  :class:`Checker` runs single units on one
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from wheelspec.conformance.adapters.protocol import Capabilities
+    from wheelspec.conformance.check.campaign import SeedOutcome
     from wheelspec.conformance.check.corpus import Scenario
     from wheelspec.spec.errors import UserError
     from wheelspec.spec.findings import Finding
@@ -48,7 +49,9 @@ SHOWN_OPS = 40
 def impl_dirname(impl: str) -> str:
     """The folder name of an implementation's counterexamples: its ``--impl`` value with every
     character but letters, digits, ``-``, ``_`` and ``.`` made ``_`` (as ``wheelspec check --out``)."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in impl.strip())
+    from wheelspec.conformance.check.session import file_safe
+
+    return file_safe(impl.strip())
 
 
 def replay_command(path: str | Path, impl: str) -> str:
@@ -203,6 +206,7 @@ class Checker:
     def open(self) -> tuple[Any, Capabilities]:
         """The adapter and its capabilities; an implementation that does not load or answer raises
         :class:`~wheelspec.spec.errors.UserError` (one line), then and on every later call."""
+        from wheelspec.conformance.check.session import judged_capabilities, refuse_real_time
         from wheelspec.spec.errors import UserError
 
         if self._broken is not None:
@@ -212,16 +216,11 @@ class Checker:
                 adapter = self.resolve()()
                 try:
                     hello = adapter.hello()
+                    caps = judged_capabilities(hello, self.ranges)
+                    refuse_real_time(hello.name, caps, "the conformance suite")
                 except BaseException:
                     adapter.close()
                     raise
-                caps = hello.capabilities
-                if self.ranges:  # the user's word overrides the adapter's declaration
-                    caps = dataclasses.replace(caps, ranges=self.ranges)
-                if caps.time != "virtual":
-                    adapter.close()
-                    raise UserError(f"{hello.name}: capabilities.time is \"real\": the conformance suite drives "
-                                    f"virtual time only; check a real-time adapter with `wheelspec realtime`")
             except UserError as e:
                 self._broken = e
                 raise
@@ -283,39 +282,41 @@ class Checker:
     def campaign(self, kind: str, seed: int, schedules: int, unit: str | None = None) -> Outcome:
         """Run seeds ``seed .. seed + schedules - 1`` of ``kind``; stop at the first failing seed,
         shrink it and save its counterexample under :attr:`counterexamples`."""
-        from wheelspec.conformance.check.campaign import GENERATORS, run_seed_range
+        from wheelspec.conformance.check.generate import GENERATORS
+        from wheelspec.conformance.check.session import campaign_kind, offers
 
         adapter, caps = self.open()
         unit = unit or f"campaign/{kind}"
         seeds = f"{seed}..{seed + schedules - 1}" if schedules else "none"
         props = {"impl": self.impl, "seeds": seeds, "schedules": str(schedules), "generator": GENERATORS[kind]}
-        if not getattr(caps, kind):
+        if not offers(caps, kind):
             return Outcome(unit, "skip", f"not applicable: the implementation offers no {kind}", properties=props)
-        accepted: list[int] = []
-        for s in range(seed, seed + schedules):
-            out = run_seed_range(adapter, caps, kind, [s], impl_name=impl_dirname(self.impl), accept=self.accept)[0]
-            if not out.failing(self.accept):
-                if not out.ok:  # accepted properties only: counted, not a failure
-                    accepted.append(s)
-                    props["accepted"] = f"{len(accepted)} schedules fail {_props(out.failures)} only (accepted)"
-                continue
-            props_broken = ", ".join(dict.fromkeys(f.prop for f in out.failures))
-            lines = [f"seed {s} (of seeds {seeds}) breaks {props_broken}: a schedule of {_n(out.ops, 'operation')}"]
-            files: list[Path] = []
-            cx = out.counterexample
-            if cx is None:  # not shrunk: the findings are the whole schedule's
-                lines += [_finding(f) for f in out.failures]
-            else:
-                p = save_counterexample(cx.for_impl(self.impl), self.counterexamples, kind, s)  # replays alone
-                files.append(p)
-                lines.append("shrunk counterexample:")
-                lines += ["  " + line for line in _counterexample_lines(cx)]
-                lines += ["  " + _finding(f) for f in out.failures]
-                lines.append(f"saved: {p}")
-                lines.append(f"replay: {replay_command(p, self.impl)}")
-            props["failing_seed"] = str(s)
-            return Outcome(unit, "fail", "\n".join(lines), list(out.failures), files, props)
-        return Outcome(unit, "pass", properties=props)
+        outs: list[SeedOutcome] = []
+        campaign_kind(adapter, caps, kind, range(seed, seed + schedules), impl_name=impl_dirname(self.impl),
+                      on_seed=outs.append, accept=self.accept, max_failures=1)
+        accepted = [o for o in outs if not o.ok and not o.failing(self.accept)]  # counted, not failures
+        if accepted:
+            props["accepted"] = f"{len(accepted)} schedules fail {_props(accepted[-1].failures)} only (accepted)"
+        out = next((o for o in outs if o.failing(self.accept)), None)
+        if out is None:
+            return Outcome(unit, "pass", properties=props)
+        s = out.seed
+        props_broken = ", ".join(dict.fromkeys(f.prop for f in out.failures))
+        lines = [f"seed {s} (of seeds {seeds}) breaks {props_broken}: a schedule of {_n(out.ops, 'operation')}"]
+        files: list[Path] = []
+        cx = out.counterexample
+        if cx is None:  # not shrunk: the findings are the whole schedule's
+            lines += [_finding(f) for f in out.failures]
+        else:
+            p = save_counterexample(cx.for_impl(self.impl), self.counterexamples, kind, s)  # replays alone
+            files.append(p)
+            lines.append("shrunk counterexample:")
+            lines += ["  " + line for line in _counterexample_lines(cx)]
+            lines += ["  " + _finding(f) for f in out.failures]
+            lines.append(f"saved: {p}")
+            lines.append(f"replay: {replay_command(p, self.impl)}")
+        props["failing_seed"] = str(s)
+        return Outcome(unit, "fail", "\n".join(lines), list(out.failures), files, props)
 
 
 def accepted_properties(names: Iterable[str]) -> tuple[str, ...]:
@@ -374,8 +375,8 @@ def check_impl(impl: str, *, schedules: int = 100, seed: int = 0, kinds: Iterabl
     are known, documented deviations (as ``wheelspec check --accept``: a unit failing only those
     passes, saying what it accepted).  An implementation that does not load
     or breaks the protocol raises :class:`~wheelspec.spec.errors.UserError`."""
-    from wheelspec.conformance.check.campaign import KINDS
     from wheelspec.conformance.check.corpus import load_corpus
+    from wheelspec.conformance.check.generate import KINDS
     from wheelspec.spec.errors import UserError
 
     kinds = tuple(KINDS if kinds is None else kinds)

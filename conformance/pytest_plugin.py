@@ -1,4 +1,4 @@
-"""pytest plugin: run the conformance suite inside a third party's own test run (``docs/PYTEST.md``).
+"""pytest plugin: run the conformance suite inside a third party's own test run (``docs/guides/PYTEST.md``).
 
 Installed through the ``pytest11`` entry point, inactive unless an implementation is named, on the
 command line or in the ini file (``[tool.pytest.ini_options]`` of pyproject.toml, pytest.ini, ...)::
@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from wheelspec.spec.errors import WheelspecError
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr  # not exported by pytest; the base method returns it
@@ -126,7 +128,7 @@ def _ini_type(kind: str) -> str:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    g = parser.getgroup("wheelspec", "wheelspec conformance suite (docs/PYTEST.md)")
+    g = parser.getgroup("wheelspec", "wheelspec conformance suite (docs/guides/PYTEST.md)")
     for o in OPTIONS:
         flag = f"--wheelspec-{o.name}"
         if o.kind == "bool":
@@ -239,7 +241,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                     f"--wheelspec-impl IMPL, or wheelspec_impl in the ini file")
     if s.impl is None:
         return
-    config.addinivalue_line("markers", "wheelspec: an item of the wheelspec conformance suite (docs/PYTEST.md)")
+    config.addinivalue_line("markers", "wheelspec: an item of the wheelspec conformance suite (docs/guides/PYTEST.md)")
     if mine:
         config.stash[_SELECTION] = [] if SUITE in mine else mine
     elif (config.args_source == pytest.Config.ArgsSource.TESTPATHS
@@ -283,8 +285,8 @@ class Suite(pytest.Collector):
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         from wheelspec.conformance.api import regression_files
-        from wheelspec.conformance.check.campaign import KINDS
         from wheelspec.conformance.check.corpus import load_corpus
+        from wheelspec.conformance.check.generate import KINDS
         from wheelspec.spec.errors import UserError
 
         s, selection = settings(self.config), self.config.stash[_SELECTION]
@@ -335,7 +337,7 @@ class Group(pytest.Collector):
         return [UnitItem.from_parent(self, name=name, run=run, properties=props) for name, run, props in self.units]
 
 
-class WheelspecFailure(Exception):
+class WheelspecFailure(WheelspecError):
     """A unit's verdict is "fail"; the message is the whole report (findings, counterexample, replay)."""
 
 

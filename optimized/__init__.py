@@ -14,6 +14,7 @@ module                          what it is
 :mod:`.app_timer`               ``WheelTimer``: the application timer (call_later, cancel by handle)
 :mod:`.app_stage`               its staging core: ``PyStage``, and ``CStage`` from ``_apphot.c``
 :mod:`.invariants`              the structural invariants the debug mode checks after every call
+:mod:`.debug`                   whether the debug mode is on (``debug=True`` or ``WHEELSPEC_DEBUG``)
 :mod:`.kernelbuild`             one kernel source, two builds: fast, and checked (the debug mode's)
 ==============================  ===================================================================
 

@@ -4,7 +4,7 @@ over the engine's batch kernels, with Kafka's ``SystemTimer`` semantics event fo
 What an application calls, one operation at a time -- Netty's ``newTimeout`` / ``Timeout.cancel``,
 asyncio's ``call_later`` / ``TimerHandle.cancel``, Kafka's ``Timer.add`` / ``TimerTask.cancel`` --
 on :class:`~.timer.ArrayTimer`, without a compiled call (numba's dispatch and the argument checks:
-about 3 us) per operation.  docs/APP_TIMER.md is the user guide; this docstring is the design.
+about 3 us) per operation.  docs/design/APP_TIMER.md is the user guide; this docstring is the design.
 
 **Staging.**  ``schedule`` and ``cancel`` do not call the engine.  A schedule pops a free id from
 a list, makes the handle and appends the delay to an ``array('q')`` and the payload to a list; a
@@ -49,7 +49,7 @@ after a collection sees it, and cost more per cancel than the int.
 
 **Costs.**  A schedule is a type test, two compares, a ``list.pop``, an int addition, two list
 stores and an append; a cancel is a mask, a list read, a compare, two list stores and an append;
-the engine then works in batches (docs/ENGINE.md).  A fire costs the engine's fire plus one Python
+the engine then works in batches (docs/design/ENGINE.md).  A fire costs the engine's fire plus one Python
 loop step that closes its row and takes its payload.
 """
 
@@ -87,7 +87,7 @@ else:
     _LogicBase = object
 
 #: Staged adds per stage: ids taken from the pool at once, so at most this many schedules between
-#: two flushes.  A flush of 8192 adds costs the engine a few ns per add (docs/ENGINE.md), and the
+#: two flushes.  A flush of 8192 adds costs the engine a few ns per add (docs/design/ENGINE.md), and the
 #: buffers (about 130 KB) stay in the core's L2 cache.
 STAGE_LIMIT = 8192
 #: A stage takes at least this many ids (fewer only from a pool that cannot grow): otherwise a

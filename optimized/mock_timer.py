@@ -29,7 +29,7 @@ from wheelspec.spec.profiles import MOCK_SIZE_QUEUE, check_mock_size_rule
 
 from . import layout as L
 from . import mock_timer_kernels as MK
-from .timer import debug_flag
+from .debug import debug_flag
 
 
 class ArrayMockTimer:

@@ -16,7 +16,7 @@ Batch API: ``watch_many``, ``set_completable_many``, ``check_many``, ``force_com
 Every call validates all its arguments before it changes anything: a batch with a bad element
 anywhere (an id out of range, a bool where an id goes, a flag that is not a bool, a length that
 differs) raises a one-line error and leaves the purgatory and its timer exactly as they were
-(docs/ENGINE.md, "API validation").
+(docs/design/ENGINE.md, "API validation").
 
 Debug mode (``debug=True`` or ``WHEELSPEC_DEBUG=1``) runs the checked builds of the purgatory's and
 its timer's kernels (a failed check raises :class:`~wheelspec.spec.errors.InvariantError` with the
@@ -33,8 +33,9 @@ from wheelspec.spec.profiles import KAFKA, check_purge_point
 
 from . import layout as L
 from . import purgatory_kernels as PK
+from .debug import debug_flag
 from .mock_timer import ArrayMockTimer
-from .timer import ArrayTimer, as_int_array, check_bounds, debug_flag
+from .timer import ArrayTimer, as_int_array, check_bounds
 
 Key = str | int
 

@@ -21,6 +21,7 @@ import functools
 import threading
 from typing import Any
 
+from wheelspec.spec import ops
 from wheelspec.spec.history import History
 
 from .simulation import Simulation
@@ -44,8 +45,8 @@ def _locked(cls: type, methods: tuple[str, ...]) -> type:
     return type(f"Locked{cls.__name__}", (), ns)
 
 
-_SIM_METHODS = ("add", "cancel", "advance_to", "size", "watch", "set_completable", "check_and_complete",
-                "cancel_for_key", "force_complete", "watched", "num_delayed", "apply", "close")
+#: every request of the per-operation API (one per operation record), and the driver's other calls
+_SIM_METHODS = (*ops.METHODS.values(), "apply", "set_purge_point", "close")
 _TIMER_METHODS = ("add", "cancel", "add_many", "cancel_many", "advance_to", "size", "reserve", "levels",
                   "is_scheduled")
 

@@ -24,7 +24,7 @@ included: they would index another id's bit), delays outside
 :data:`wheelspec.spec.limits.MIN_DELAY_MS` .. ``MAX_DELAY_MS``, times outside ``[now,
 MAX_TIME_MS]``, non-integer arrays, bools given as ids (``True`` is not task 1) and length
 mismatches raise a one-line error naming the argument and the first offending position.  That is
-what keeps the kernels in bounds.  docs/ENGINE.md ("API validation") lists the rules.
+what keeps the kernels in bounds.  docs/design/ENGINE.md ("API validation") lists the rules.
 
 Debug mode (``debug=True`` or the environment variable ``WHEELSPEC_DEBUG=1``) runs the checked
 build of the kernels (:func:`.timer_kernels.checked_kernels`: hot-path assertions with the state
@@ -34,8 +34,6 @@ invariant (:mod:`.invariants`) after each call.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from wheelspec.spec.errors import InvariantError
@@ -43,7 +41,6 @@ from wheelspec.spec.limits import (
     MAX_DELAY_MS,
     MIN_DELAY_MS,
     RangeError,
-    check_flag,
     check_range,
     check_tick,
     check_time,
@@ -52,19 +49,11 @@ from wheelspec.spec.limits import (
 
 from . import layout as L
 from . import timer_kernels as K
+from .debug import debug_flag
 
 #: Batches of at least this many adds take the two-pass kernel (``add_batch``); smaller ones, and
 #: every per-operation add, the fused loop (``add_range``), whose set-up costs less.
 BATCH_MIN = L.CHUNK + 1
-
-
-def debug_default() -> bool:
-    return os.environ.get("WHEELSPEC_DEBUG", "") not in ("", "0")
-
-
-def debug_flag(debug: object) -> bool:
-    """The ``debug`` argument of a constructor: None (the environment decides) or a real bool."""
-    return debug_default() if debug is None else check_flag("debug", debug)
 
 
 #: Python's and numpy's bools: numpy turns ``[1, True]`` into an int array, so a list is searched

@@ -14,7 +14,7 @@ module                    models
 :mod:`.mock_timer`        Kafka's test ``MockTimer`` (the strict-gt profile)
 :mod:`.operation`         ``DelayedOperation`` and the test ``MockDelayedOperation``
 :mod:`.purgatory`         ``DelayedOperationPurgatory``, ``WatcherList``, ``Watchers``
-:mod:`.simulation`        a virtual-time driver that executes :mod:`wheelspec.spec.ops`
+:mod:`.simulation`        the engine under the per-operation driver (:mod:`wheelspec.spec.simulation`)
 :mod:`.invariants`        the structure invariants of SEMANTICS.md, checkable between operations
 ``steps/``                the same classes cut at Kafka's lock and CAS granularity (the step model)
 :mod:`.scheduler`         a deterministic scheduler of simulated threads, with Kafka's locks

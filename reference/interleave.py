@@ -1,14 +1,14 @@
 """Running a concurrent scenario on the step model under a schedule, and judging every interleaving.
 
-A :class:`ConcurrentScenario` is data: operations to run first (alone), then one list of operations per
-simulated thread (records of :mod:`wheelspec.spec.ops`), and the model's configuration.
-:func:`run_scenario` runs it under a chooser (a schedule) on :class:`.steps.StepSimulation`, with
-Kafka's executor thread as a daemon, and returns an :class:`Outcome`: the scheduler's
-:class:`.scheduler.Run`, the concurrent history (:class:`Call` records with invocation and response
-times, and the events stamped with the step and thread that caused them) and the violations of the
-properties below, as :class:`~wheelspec.spec.findings.Finding` s named in
-:mod:`wheelspec.spec.properties` (judge ``concurrent``).  ``Outcome.report()`` prints a per-thread
-timeline and the schedule that replays it.
+A :class:`~.concurrent_scenario.ConcurrentScenario` is data (operations per simulated thread and
+the model's configuration).  :func:`run_scenario` runs it under a chooser (a schedule) on
+:class:`.steps.StepSimulation`, with Kafka's executor thread as a daemon, and returns an
+:class:`Outcome`: the scheduler's :class:`.scheduler.Run`, the concurrent history
+(:class:`Call` records with invocation and response times, and the events stamped with the step
+and thread that caused them) and the violations of the properties below, as
+:class:`~wheelspec.spec.findings.Finding` s named in :mod:`wheelspec.spec.properties` (judge
+``concurrent``).  ``Outcome.report()`` prints a per-thread timeline and the schedule that
+replays it.
 
 Properties (:func:`check_interleaving`, :func:`check_quiescent` and the scheduler's own), checked
 on every run:
@@ -48,36 +48,13 @@ from wheelspec.spec.checker import check_completions
 from wheelspec.spec.findings import Finding
 from wheelspec.spec.profiles import KAFKA, profile
 
+from .concurrent_scenario import ConcurrentScenario
+from .mutants import MUTANTS
 from .scheduler import Chooser, Ctx, Run, Scheduler, Step, ThreadBody, drain, list_chooser, segment_chooser
 from .steps import StepSimulation, Task
 
 if TYPE_CHECKING:
     from .steps.operation import Op as StepOp
-
-
-@dataclasses.dataclass(frozen=True)
-class ConcurrentScenario:
-    """A concurrent test program.  ``declare``: operations created before the threads start
-    (``(op_id, delay)``) so that any thread may name them; ``tasks``: timer task ids likewise."""
-
-    name: str
-    threads: tuple[tuple[ops.Op, ...], ...]
-    setup: tuple[ops.Op, ...] = ()
-    declare: tuple[tuple[int, int], ...] = ()
-    tasks: tuple[int, ...] = ()
-    tick_ms: int = 1
-    wheel_size: int = 4
-    purge_interval: int = 0
-    shards: int = 512
-
-    def describe(self) -> str:
-        lines = [f"scenario {self.name} (tick {self.tick_ms}, wheel {self.wheel_size}, purge interval "
-                 f"{self.purge_interval}, {self.shards} shards)"]
-        if self.setup:
-            lines.append("  setup: " + ", ".join(show.op_call(o) for o in self.setup))
-        for i, th in enumerate(self.threads):
-            lines.append(f"  T{i}: " + ", ".join(show.op_call(o) for o in th))
-        return "\n".join(lines)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,8 +102,6 @@ class Outcome:
 
 
     def _scenario_expr(self) -> str:
-        from .mutants import MUTANTS
-
         if self.scenario.name in MUTANTS:
             return f"wheelspec.reference.mutants.scenario_for({self.scenario.name!r})"
         return "<the scenario above>"

@@ -9,12 +9,10 @@ same scenarios under every schedule tried.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 from wheelspec.spec.ops import AddTask, AdvanceTo, CancelTask, CheckAndComplete, ForceComplete, SetCompletable, Watch
 
-if TYPE_CHECKING:
-    from .interleave import ConcurrentScenario
+from .concurrent_scenario import ConcurrentScenario
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,8 +50,6 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 
 def scenario_for(name: str) -> ConcurrentScenario:
     """The small concurrent program on which mutant ``name`` is hunted."""
-    from .interleave import ConcurrentScenario  # interleave imports steps, which imports this module
-
     if name not in MUTANTS:
         raise ValueError(f"unknown mutant {name!r} (known: {', '.join(MUTANTS)})")
     if name in ("no-second-try", "trylock-check"):

@@ -148,7 +148,8 @@ class PerOperationAPI(Protocol):
 class RecordingSimulation(PerOperationAPI, Protocol):
     """What the reference and the optimized engine add to :class:`PerOperationAPI` (the step model
     records into ``events`` / ``stamped`` instead): the history and the claimed profile, which is
-    what an adapter wraps (:class:`wheelspec.conformance.adapters.base.SimulationAdapter`)."""
+    what an adapter wraps (:class:`wheelspec.conformance.adapters.base.SimulationAdapter`).  Both
+    get this API from :class:`.simulation.SimulationDriver` and supply only their engine."""
 
     #: every event recorded so far, in order (caused events, then each request's result event)
     history: History

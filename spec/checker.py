@@ -155,6 +155,7 @@ from typing import Any
 
 from . import events as ev
 from . import properties, show
+from .errors import WheelspecError
 from .findings import Finding
 from .profiles import EITHER_ORDER, PURGE_BEFORE_EXPIRE, Profile, purge_allowed_after
 
@@ -183,8 +184,9 @@ class Verdict:
         return "\n".join(lines)
 
 
-class _Stop(Exception):
-    pass
+class _Stop(WheelspecError):
+    """Ends the judging loop at the first finding when the checker is asked to stop there; caught
+    inside the checker, never raised to its caller."""
 
 
 def _lateness_ok(p: Profile, exp: int, now: int) -> bool:
@@ -873,7 +875,8 @@ class _Judge:
 
 
 def check_history(history: Iterable[Any], profile: Profile, *, purgatory_profile: Profile | None = None,
-                  z3: bool = False, stop_at_first: bool = False, reports_tries: bool | None = None) -> Verdict:
+                  z3: bool = False, stop_at_first: bool = False, reports_tries: bool | None = None,
+                  minimise: bool = True) -> Verdict:
     """Judge ``history`` against :data:`PROPERTIES` under ``profile`` (timer) and
     ``purgatory_profile`` (operation deadlines; default: ``profile``).
 
@@ -884,13 +887,14 @@ def check_history(history: Iterable[Any], profile: Profile, *, purgatory_profile
 
     ``stop_at_first`` returns after the first violation.  ``z3``: also re-judge every property
     instance with Z3 (slow; for small histories).  When there are violations, Z3 confirms each one
-    and shrinks its ``indices`` to an unsat core, whatever ``z3`` says.
+    and shrinks its ``indices`` to an unsat core, whatever ``z3`` says, unless ``minimise`` is
+    False (the properties violated are the same; only the events each violation names differ).
     """
     events = list(history)
     judge = _Judge(profile, purgatory_profile or profile, stop_at_first)
     violations = judge.run(events, reports_tries)
     verdict = Verdict(not violations, violations)
-    if violations or z3:
+    if (violations and minimise) or z3:
         from .checker_z3 import confirm  # z3 is imported only here
 
         confirm(verdict, events, profile, purgatory_profile or profile, full=z3)

@@ -47,20 +47,17 @@ Every property of :data:`.checker.PROPERTIES` is encoded (:data:`ENCODED`).  A w
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
 import z3
 
+from . import checker_z3_results as results
 from . import events as ev
 from .profiles import Profile, purge_allowed_after
+from .z3_window import KINDS, VIA, Window, makes_schedule
 
-KINDS = {cls: i for i, cls in enumerate((ev.Add, ev.Fire, ev.Cancel, ev.Advance, ev.Observe, ev.Complete,
-                                         ev.Expire, ev.TryCompleteElseWatch, ev.SetCompletable,
-                                         ev.CheckAndComplete, ev.CancelForKey, ev.ForceComplete, ev.Purge,
-                                         ev.Resubmit, ev.TryComplete))}
-VIA = {"try": 0, "check": 1, "expire": 2, "force": 3}
-WHAT = {"size": 0, "num_delayed": 1, "watched": 2}
 #: every property of :data:`.checker.PROPERTIES`; the last six are in :mod:`.checker_z3_results`
 ENCODED = ("well-formed", "no-early-fire", "late-fire", "granularity", "fire-once", "fire-unknown-task",
            "no-fire-after-cancel", "no-lost-task",
@@ -68,79 +65,6 @@ ENCODED = ("well-formed", "no-early-fire", "late-fire", "granularity", "fire-onc
            "watch-result", "force-result",
            "cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed",
            "executor-order", "try-complete-calls")
-
-
-class _Window:
-    """Symbolic fields of the events in a window, each event's facts under its own label."""
-
-    def __init__(self, events: list[Any], indices: list[int]) -> None:
-        self.events = events
-        self.idx = sorted(set(i for i in indices if 0 <= i < len(events)))
-        self.labels: dict[int, z3.BoolRef] = {}
-        self.facts: list[z3.BoolRef] = []
-        #: the keys the window's events name, each as a small integer code (keys compare as the
-        #: fast path's dicts compare them)
-        self.keys: dict[Any, int] = {}
-        for i in self.idx:
-            lab = z3.Bool(f"e{i}")
-            self.labels[i] = lab
-            e = events[i]
-            vals = {"kind": KINDS[type(e)], "now": e.now}
-            for f in ("task", "op", "exp", "delay", "completed"):
-                if hasattr(e, f):
-                    vals["id" if f in ("task", "op") else ("value" if f == "completed" else f)] = getattr(e, f)
-            if hasattr(e, "via"):
-                vals["via"] = VIA.get(e.via, -1)
-            if hasattr(e, "result"):
-                vals["value"] = int(e.result)
-            if hasattr(e, "pending"):
-                vals["value"] = int(e.pending)
-            # lists are fields too: a cancelForKey's k-th returned op, a watch's m-th key
-            if isinstance(e, ev.CancelForKey):
-                for k, op in enumerate(e.ops):
-                    vals[f"op{k}"] = op
-            if isinstance(e, (ev.CheckAndComplete, ev.CancelForKey)):
-                vals["key"] = self.keys.setdefault(e.key, len(self.keys))
-            if isinstance(e, (ev.TryCompleteElseWatch, ev.Resubmit)):
-                for m, key in enumerate(e.keys):
-                    vals[f"wkey{m}"] = self.keys.setdefault(key, len(self.keys))
-            if isinstance(e, (ev.SetCompletable, ev.Observe)):
-                vals["value"] = int(e.value)
-            if isinstance(e, ev.Observe):
-                vals["what"] = WHAT.get(e.what, -1)
-            if isinstance(e, ev.Purge):
-                vals["value"] = e.delayed
-            for name, v in vals.items():
-                self.facts.append(z3.Implies(lab, self.f(name, i) == v))
-
-    def closing(self, j: int) -> int:
-        """The index of the request whose result closes the window event ``j`` is in."""
-        k = j
-        while k < len(self.events) and isinstance(self.events[k], ev.CAUSED):
-            k += 1
-        return k
-
-    def cancels(self, k: int, c: int) -> z3.BoolRef:
-        """Event ``k`` is a cancelForKey that named the operation of event ``c``."""
-        return z3.And(self.kind(k, ev.CancelForKey), self.names(k, c))
-
-    def names(self, b: int, a: int) -> z3.BoolRef:
-        """Event ``b``'s list of operations (a cancelForKey's result) names the operation of ``a``
-        (the list's length is structure; its entries are ``b``'s labelled fields)."""
-        n = len(self.events[b].ops) if isinstance(self.events[b], ev.CancelForKey) else 0
-        return z3.Or([self.f("id", a) == self.f(f"op{k}", b) for k in range(n)] or [z3.BoolVal(False)])
-
-    def watches(self, a: int, b: int) -> z3.BoolRef:
-        """Event ``a`` (a watch) has among its keys the key of event ``b`` (a check or cancelForKey)."""
-        n = len(self.events[a].keys) if isinstance(self.events[a], (ev.TryCompleteElseWatch, ev.Resubmit)) else 0
-        return z3.Or([self.f(f"wkey{m}", a) == self.f("key", b) for m in range(n)] or [z3.BoolVal(False)])
-
-    @staticmethod
-    def f(name: str, i: int) -> z3.ArithRef:
-        return z3.Int(f"{name}@{i}")
-
-    def kind(self, i: int, cls: type) -> z3.BoolRef:
-        return self.f("kind", i) == KINDS[cls]
 
 
 def _earliest(p: Profile, x: z3.ArithRef, tag: str, side: list[z3.BoolRef]) -> z3.ArithRef:
@@ -151,7 +75,7 @@ def _earliest(p: Profile, x: z3.ArithRef, tag: str, side: list[z3.BoolRef]) -> z
     return x + 1 if p.behaviour.needs_strictly_after else x
 
 
-def _fire_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+def _fire_rule(w: Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     """no-early-fire (and late-fire): every fire of the window is allowed by ``p``."""
     out = []
     for j in w.idx:
@@ -167,7 +91,7 @@ def _fire_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.And(out)
 
 
-def _in_add(w: _Window, j: int, nonpositive: bool = True) -> z3.BoolRef:
+def _in_add(w: Window, j: int, nonpositive: bool = True) -> z3.BoolRef:
     """Fire ``j`` happened inside the add of the same task and expiration whose result closes its
     window (``nonpositive``: and that add's delay is <= 0, strict-gt's synchronous run)."""
     a = w.closing(j)
@@ -179,14 +103,7 @@ def _in_add(w: _Window, j: int, nonpositive: bool = True) -> z3.BoolRef:
     return z3.And(cond)
 
 
-def _sched(w: _Window, p: Profile, a: int) -> z3.BoolRef:
-    """Event ``a`` makes a schedule (strict-gt: an add with delay <= 0 makes none)."""
-    if p.fires_inside_add:
-        return z3.And(w.kind(a, ev.Add), w.f("delay", a) > 0)
-    return w.kind(a, ev.Add)
-
-
-def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
+def _match_rule(w: Window, p: Profile) -> z3.BoolRef:
     """fire-once / no-fire-after-cancel: the latest add/cancel/fire of the fired task before each
     fire is a schedule-making add with that fire's expiration."""
 
@@ -213,7 +130,7 @@ def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
         for a in same:
             later_quiet = z3.And([z3.Not(touches(b, j)) for b in same if b > a] + [z3.Not(r) for r in replaced]
                                  or [z3.BoolVal(True)])
-            cases.append(z3.And(touches(a, j), later_quiet, _sched(w, p, a), w.f("exp", a) == w.f("exp", j),
+            cases.append(z3.And(touches(a, j), later_quiet, makes_schedule(w, p, a), w.f("exp", a) == w.f("exp", j),
                                 z3.Not(ran_inside(a, a))))
         allowed = z3.Or(cases) if cases else z3.BoolVal(False)
         # a fire inside the add that made the schedule (it precedes that add's result event), once
@@ -226,7 +143,7 @@ def _match_rule(w: _Window, p: Profile) -> z3.BoolRef:
     return z3.And(out)
 
 
-def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+def _lost_rule(w: Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     """no-lost-task: each schedule is ended before any advance by which it must have fired."""
     out = []
     for a in w.idx:
@@ -241,7 +158,7 @@ def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
                                   w.kind(b, ev.Cancel), w.kind(b, ev.Add)))
                      for b in w.idx if a < b < v]
             due = _due(w, p, a, f"l{a}_{v}", side) <= w.f("now", v)
-            out.append(z3.Implies(z3.And(_sched(w, p, a), w.kind(v, ev.Advance), due),
+            out.append(z3.Implies(z3.And(makes_schedule(w, p, a), w.kind(v, ev.Advance), due),
                                   z3.Or(ended) if ended else z3.BoolVal(False)))
         if p.fires_inside_add:  # strict-gt: delay <= 0 runs inside the add, just before it
             ran = [z3.And(w.kind(f, ev.Fire), w.f("id", f) == w.f("id", a), w.f("exp", f) == w.f("exp", a))
@@ -251,7 +168,7 @@ def _lost_rule(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.And(out) if out else z3.BoolVal(True)
 
 
-def _due(w: _Window, p: Profile, a: int, tag: str, side: list[z3.BoolRef]) -> z3.ArithRef:
+def _due(w: Window, p: Profile, a: int, tag: str, side: list[z3.BoolRef]) -> z3.ArithRef:
     """The end of add ``a``'s window (``Profile.fire_window``'s ``hi``): its earliest time, or with
     a declared lateness the later of that and the add's clock reading, plus the lateness."""
     e = _earliest(p, w.f("exp", a), tag, side)
@@ -259,20 +176,20 @@ def _due(w: _Window, p: Profile, a: int, tag: str, side: list[z3.BoolRef]) -> z3
     return z3.If(e >= w.f("now", a), e, w.f("now", a)) + late if late else e
 
 
-def _granularity(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+def _granularity(w: Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     """granularity: the declared window's lower end (an earliness) and upper end (a lateness)."""
     rules = ([_fire_rule(w, p, side)] if p.granularity.earliness_ms else []) + (
         [_lost_rule(w, p, side)] if p.granularity.lateness_ms else [])
     return z3.And(rules) if rules else z3.BoolVal(True)
 
 
-def _complete_once(w: _Window) -> z3.BoolRef:
+def _complete_once(w: Window) -> z3.BoolRef:
     pairs = [z3.Not(z3.And(w.kind(a, ev.Complete), w.kind(b, ev.Complete), w.f("id", a) == w.f("id", b)))
              for a in w.idx for b in w.idx if a < b]
     return z3.And(pairs) if pairs else z3.BoolVal(True)
 
 
-def _expire_rule(w: _Window) -> z3.BoolRef:
+def _expire_rule(w: Window) -> z3.BoolRef:
     out = []
     for i in w.idx:
         if i - 1 in w.labels:
@@ -294,19 +211,19 @@ def _expire_rule(w: _Window) -> z3.BoolRef:
     return z3.And(out) if out else z3.BoolVal(True)
 
 
-def _submits(w: _Window, t: int, a: int) -> z3.BoolRef:
+def _submits(w: Window, t: int, a: int) -> z3.BoolRef:
     """Event ``t`` is a watch or resubmit of the operation of event ``a``."""
     return z3.And(z3.Or(w.kind(t, ev.TryCompleteElseWatch), w.kind(t, ev.Resubmit)), w.f("id", t) == w.f("id", a))
 
 
-def _retimed(w: _Window, t: int, c: int) -> z3.BoolRef:
+def _retimed(w: Window, t: int, c: int) -> z3.BoolRef:
     """A resubmit of ``c``'s operation after ``t`` and before ``c`` (or holding ``c`` in its own
     window) re-timed it: ``t``'s timer entry is not the one that expired at ``c``."""
     return z3.Or([z3.And(w.kind(r, ev.Resubmit), w.f("id", r) == w.f("id", c)) for r in w.idx
                   if t < r != c and (r < c or w.closing(c) == r)] or [z3.BoolVal(False)])
 
 
-def _timings(w: _Window) -> list[tuple[int, int]]:
+def _timings(w: Window) -> list[tuple[int, int]]:
     """(watch ``a``, ``t``) pairs: ``t`` is ``a`` itself or a later resubmit (each times the op
     with ``a``'s timeout: Kafka's ``delayMs`` is final)."""
     watches = [a for a in w.idx if isinstance(w.events[a], ev.TryCompleteElseWatch)]
@@ -314,7 +231,7 @@ def _timings(w: _Window) -> list[tuple[int, int]]:
             if t == a or (t > a and isinstance(w.events[t], ev.Resubmit) and w.events[t].op == w.events[a].op)]
 
 
-def _expire_time(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+def _expire_time(w: Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     """no-early-expire: an expiry keeps the deadline of the latest watch or resubmit of its op
     before it (``now + delay`` of the watch)."""
     out = []
@@ -334,7 +251,7 @@ def _expire_time(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.And(out) if out else z3.BoolVal(True)
 
 
-def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
+def _lost_op(w: Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     """no-lost-operation: each timer entry of an op (made by its watch or a resubmit, with the
     watch's timeout) is ended before any advance by which it must have expired: by a completion,
     a cancelForKey naming the op, or a resubmit (whose new entry replaces it)."""
@@ -363,7 +280,7 @@ def _lost_op(w: _Window, p: Profile, side: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.And(out) if out else z3.BoolVal(True)
 
 
-def _count_rule(w: _Window, result_cls: type, via: str, same_op: bool, since: int = 0) -> z3.BoolRef:
+def _count_rule(w: Window, result_cls: type, via: str, same_op: bool, since: int = 0) -> z3.BoolRef:
     """The result of each request counts (or says whether there is) a completion via ``via`` among
     the window's events from ``since`` on, before it."""
     out = []
@@ -380,7 +297,7 @@ def _count_rule(w: _Window, result_cls: type, via: str, same_op: bool, since: in
     return z3.And(out) if out else z3.BoolVal(True)
 
 
-def _well_formed(w: _Window) -> z3.BoolRef:
+def _well_formed(w: Window) -> z3.BoolRef:
     out = [w.f("now", a) <= w.f("now", b) for a in w.idx for b in w.idx if a < b]
     out += [z3.Implies(w.kind(i, ev.Add), w.f("exp", i) == w.f("now", i) + w.f("delay", i)) for i in w.idx]
     watches = [a for a in w.idx if isinstance(w.events[a], ev.TryCompleteElseWatch)]
@@ -402,7 +319,7 @@ def _well_formed(w: _Window) -> z3.BoolRef:
 _SUBMITS = (ev.TryCompleteElseWatch, ev.Resubmit)
 
 
-def _tries_encode(events: list[Any], indices: tuple[int, ...]) -> tuple[_Window, z3.BoolRef, list[z3.BoolRef]]:
+def _tries_encode(events: list[Any], indices: tuple[int, ...]) -> tuple[Window, z3.BoolRef, list[z3.BoolRef]]:
     """try-complete-calls over the request ``r`` whose window holds the violation: its caused
     events and, for a check, the watches / resubmits naming its key, the completions of their
     operations and the key's cancelForKeys before it (SEMANTICS.md, "tryComplete calls")."""
@@ -422,7 +339,7 @@ def _tries_encode(events: list[Any], indices: tuple[int, ...]) -> tuple[_Window,
         idx |= set(subs)
         idx |= {k for k in range(lo) if isinstance(events[k], ev.Complete) and events[k].op in ops}
         idx |= {b for b in range(lo) if isinstance(events[b], ev.CancelForKey) and events[b].key == rr.key}
-    w = _Window(events, sorted(idx))
+    w = Window(events, sorted(idx))
     win = [j for j in w.idx if lo <= j < r]
     out: list[z3.BoolRef] = []
 
@@ -503,12 +420,12 @@ def _entity(e: Any) -> tuple[str, int] | None:
 
 
 def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, pp: Profile
-           ) -> tuple[_Window, z3.BoolRef, list[z3.BoolRef]] | None:
+           ) -> tuple[Window, z3.BoolRef, list[z3.BoolRef]] | None:
     """(window, property constraint, side conditions) for one violation, or None if not encoded."""
     if prop not in ENCODED:
         return None
-    if prop in _results.RESULTS:
-        return _results.encode(prop, events, indices, p, pp)
+    if prop in results.RESULTS:
+        return results.encode(prop, events, indices, p, pp)
     if prop == "try-complete-calls":
         return _tries_encode(events, indices)
     ents = {x for x in (_entity(events[i]) for i in indices if 0 <= i < len(events)) if x is not None}
@@ -523,14 +440,14 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
             # ... and every earlier completion of the op: forceComplete wins iff nobody did before
             op = events[max(indices)].op
             earlier = [k for k in range(lo) if isinstance(events[k], ev.Complete) and events[k].op == op]
-            w = _Window(events, earlier + idx)
+            w = Window(events, earlier + idx)
             r = max(indices)
             before = [z3.And(w.kind(k, ev.Complete), w.f("id", k) == w.f("id", r)) for k in earlier]
             won = z3.Not(z3.Or(before)) if before else z3.BoolVal(True)
             rule = z3.And(_count_rule(w, ev.ForceComplete, "force", True, since=lo),
                           z3.Implies(w.kind(r, ev.ForceComplete), (w.f("value", r) == 1) == won))
             return w, rule, side
-        w = _Window(events, idx)
+        w = Window(events, idx)
         watch_cls = ev.Resubmit if isinstance(events[max(indices)], ev.Resubmit) else ev.TryCompleteElseWatch
         cls = {"check-count": ev.CheckAndComplete, "watch-result": watch_cls,
                "force-result": ev.ForceComplete}[prop]
@@ -542,7 +459,7 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
             since -= 1
         return w, _count_rule(w, cls, via, prop != "check-count", since=since), side
     if prop == "executor-order":  # one advance's caused events, all of them between the two named
-        w = _Window(events, list(range(min(indices), max(indices) + 1)))
+        w = Window(events, list(range(min(indices), max(indices) + 1)))
         return w, _executor_order(w, pp), side
     key = (lambda e: _entity(e) in ents) if ents else None
     if prop in ("no-early-expire", "no-lost-operation"):
@@ -573,7 +490,7 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
             last += 1
         idx += [a for a in range(last + 1) if isinstance(events[a], ev.TryCompleteElseWatch) and events[a].op in named]
     idx = sorted(set(idx))
-    w = _Window(events, idx)
+    w = Window(events, idx)
     if prop == "well-formed":
         return w, _well_formed(w), side
     if prop in ("no-early-fire", "late-fire"):
@@ -595,7 +512,7 @@ def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, p
     return None  # pragma: no cover
 
 
-def _executor_order(w: _Window, pp: Profile) -> z3.BoolRef:
+def _executor_order(w: Window, pp: Profile) -> z3.BoolRef:
     """executor-order: no ``Purge`` and ``Complete(via=expire)`` of one advance window (only caused
     events between them) stand in an order the declared executor order forbids."""
     caused = [KINDS[c] for c in ev.CAUSED if c in KINDS]
@@ -650,8 +567,29 @@ MAX_CONFIRM = 25
 def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool = False) -> None:
     """Confirm each violation with Z3 and shrink its indices to the unsat core; with ``full``,
     also re-judge every fire, completion and check/watch/force result of a history with Z3."""
+    _confirm_each(verdict, events, p, pp)
+    if full:
+        _rejudge(verdict, events, p, pp)
+
+
+def violated(events: list[Any], findings: list[Any], p: Profile, pp: Profile) -> set[str]:
+    """Z3's own verdict on a history whose fast-path violations are ``findings``: the properties
+    of the findings Z3 confirms (the first :data:`MAX_CONFIRM`), and of every property instance it
+    finds violated re-judging the rest of the history (:func:`confirm` with ``full``).  The Z3
+    form of the history checker as ``wheelspec.spec.properties.JUDGING_FORMS`` names it."""
+    verdict = types.SimpleNamespace(ok=not findings, violations=list(findings), z3_notes=[])
+    held = _confirm_each(verdict, events, p, pp)
+    n = len(verdict.violations)
+    _rejudge(verdict, events, p, pp)
+    return {f.prop for f, ok in zip(findings, held) if ok} | {f.prop for f in verdict.violations[n:]}
+
+
+def _confirm_each(verdict: Any, events: list[Any], p: Profile, pp: Profile) -> list[bool]:
+    """Confirm each violation of ``verdict`` and shrink its indices to the unsat core; per
+    violation sent to Z3, whether Z3 confirmed it."""
     from .findings import Finding
 
+    held = []
     out = []
     for n, v in enumerate(verdict.violations):
         if n >= MAX_CONFIRM:
@@ -659,6 +597,7 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
             verdict.z3_notes.append(f"z3: {len(verdict.violations) - n} further violation(s) not sent to Z3")
             break
         status, core = explain(v.prop, events, v.indices, p, pp)
+        held.append(status.startswith("confirmed"))
         if status == "confirmed":
             out.append(Finding.in_history(v.prop, core, v.message))
             verdict.z3_notes.append(f"z3: {v.prop} confirmed; minimal events {list(core)}")
@@ -672,8 +611,14 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
                                                                  if status == "not-encoded" else
                                                                  " -- Z3 DISAGREES with the fast path"))
     verdict.violations = out
-    if not full:
-        return
+    return held
+
+
+def _rejudge(verdict: Any, events: list[Any], p: Profile, pp: Profile) -> None:
+    """Re-judge with Z3 every fire, completion and request result the fast path did not flag;
+    each instance Z3 finds violated is added to ``verdict`` as a violation."""
+    from .findings import Finding
+
     flagged = {i for v in verdict.violations for i in v.indices}
     reports_tries = any(isinstance(e, ev.TryComplete) for e in events)
     checked = 0
@@ -740,5 +685,3 @@ def confirm(verdict: Any, events: list[Any], p: Profile, pp: Profile, full: bool
     verdict.z3_notes.append(f"z3: re-judged {checked} property instances of a passing history"
                             + (f" ({detail})" if detail else ""))
 
-
-from . import checker_z3_results as _results  # noqa: E402 - it builds on _Window above

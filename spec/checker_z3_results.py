@@ -5,7 +5,7 @@ state the earlier events leave: ``cancel-result``, ``size``, ``num-delayed`` (ti
 bookkeeping: Kafka's ``TimerTaskEntry.cancel`` / ``SystemTimer.size`` and
 ``DelayedOperationPurgatory.numDelayed``), ``complete-context``, ``no-lost-wakeup`` and
 ``cancel-for-key-result`` (the purgatory's watch lists: ``checkAndComplete``, ``cancelForKey``).
-Each is stated over the symbolic fields of a window of events (:class:`.checker_z3._Window`: one
+Each is stated over the symbolic fields of a window of events (:class:`.z3_window.Window`: one
 label per event, its fields as facts) exactly as :mod:`.checker`'s fast path judges it; a count is
 a sum of labelled 0/1 terms, one per event, so the unsat core names the events that make a count
 wrong.  The state is never taken from the fast path: which schedule is live, which operation is on
@@ -71,8 +71,8 @@ from typing import Any
 import z3
 
 from . import events as ev
-from .checker_z3 import VIA, WHAT, _sched, _Window
 from .profiles import Profile
+from .z3_window import VIA, WHAT, Window, makes_schedule
 
 RESULTS = ("cancel-result", "size", "complete-context", "no-lost-wakeup", "cancel-for-key-result", "num-delayed")
 
@@ -179,7 +179,7 @@ class _Groups:
     those of its group (concretely; their fields stay symbolic inside the term), so the formula
     grows linearly with the window."""
 
-    def __init__(self, w: _Window) -> None:
+    def __init__(self, w: Window) -> None:
         self.task: dict[Any, list[int]] = {}
         self.op: dict[Any, list[int]] = {}
         self.key: dict[Any, list[int]] = {}
@@ -197,15 +197,15 @@ class _Groups:
             if isinstance(e, ev.CAUSED):
                 self.window.setdefault(w.closing(i), []).append(i)
 
-    def of_op(self, w: _Window, i: int, cls: type | tuple[type, ...]) -> list[int]:
+    def of_op(self, w: Window, i: int, cls: type | tuple[type, ...]) -> list[int]:
         return [j for j in self.op.get(w.events[i].op, ()) if isinstance(w.events[j], cls)]
 
-    def of_key(self, w: _Window, i: int, cls: type) -> list[int]:
+    def of_key(self, w: Window, i: int, cls: type) -> list[int]:
         return [j for j in self.key.get(w.events[i].key, ()) if isinstance(w.events[j], cls)]
 
 
 # -- the timer's live schedules ----------------------------------------------------------------------
-def _first_in_transient(w: _Window, g: _Groups, b: int) -> z3.BoolRef:
+def _first_in_transient(w: Window, g: _Groups, b: int) -> z3.BoolRef:
     """strict-gt: fire ``b`` is the first fire of its task and expiration inside a delay <= 0 add
     (MockTimer runs that add's task synchronously; the fire belongs to that add, no schedule)."""
     x = w.closing(b)
@@ -217,7 +217,7 @@ def _first_in_transient(w: _Window, g: _Groups, b: int) -> z3.BoolRef:
                   w.f("exp", x) == w.f("exp", b), z3.Not(_or(same)))
 
 
-def _ends(w: _Window, g: _Groups, p: Profile, a: int, b: int) -> z3.BoolRef:
+def _ends(w: Window, g: _Groups, p: Profile, a: int, b: int) -> z3.BoolRef:
     """Event ``b`` ends the schedule add ``a`` made (``b`` before ``a``: a fire inside ``a``'s add)."""
     same = w.f("id", b) == w.f("id", a)
     fire = z3.And(w.kind(b, ev.Fire), w.f("exp", b) == w.f("exp", a))
@@ -228,30 +228,30 @@ def _ends(w: _Window, g: _Groups, p: Profile, a: int, b: int) -> z3.BoolRef:
     return z3.And(same, z3.Or(w.kind(b, ev.Add), w.kind(b, ev.Cancel), fire))  # any re-add replaces
 
 
-def _live(w: _Window, g: _Groups, p: Profile, a: int, o: int) -> z3.BoolRef:
+def _live(w: Window, g: _Groups, p: Profile, a: int, o: int) -> z3.BoolRef:
     """Schedule ``a`` is live just before event ``o`` (only events of ``a``'s task can end it)."""
     enders = [_ends(w, g, p, a, b) for b in g.task[w.events[a].task]
               if b != a and b < o and (b > a or w.closing(b) == a)]
-    return z3.And(_sched(w, p, a), z3.Not(_or(enders)))
+    return z3.And(makes_schedule(w, p, a), z3.Not(_or(enders)))
 
 
-def _cancel_result(w: _Window, g: _Groups, p: Profile, c: int) -> z3.BoolRef:
+def _cancel_result(w: Window, g: _Groups, p: Profile, c: int) -> z3.BoolRef:
     live = [z3.And(w.f("id", a) == w.f("id", c), _live(w, g, p, a, c)) for a in g.task[w.events[c].task] if a < c]
     return z3.Implies(w.kind(c, ev.Cancel), (w.f("value", c) == 1) == _or(live))
 
 
-def _popped(w: _Window, a: int, v: int | None, deadline: z3.ArithRef) -> z3.BoolRef:
+def _popped(w: Window, a: int, v: int | None, deadline: z3.ArithRef) -> z3.BoolRef:
     """MockTimer popped entry ``a`` at advance ``v`` (it dequeues every entry with exp < now)."""
     if v is None or v <= a:
         return _FALSE
     return z3.And(w.kind(v, ev.Advance), w.f("now", v) > deadline)
 
 
-def _size(w: _Window, g: _Groups, p: Profile, o: int) -> z3.BoolRef:
+def _size(w: Window, g: _Groups, p: Profile, o: int) -> z3.BoolRef:
     before = [a for a in w.idx if a < o and hasattr(w.events[a], "task")]
     if p.size_counts_superseded:
         v = max([i for i in g.kind.get(ev.Advance, ()) if i < o], default=None)
-        counted = [z3.And(_sched(w, p, a), z3.Not(_popped(w, a, v, w.f("exp", a)))) for a in before]
+        counted = [z3.And(makes_schedule(w, p, a), z3.Not(_popped(w, a, v, w.f("exp", a)))) for a in before]
     else:
         counted = [_live(w, g, p, a, o) for a in before]
     return z3.Implies(z3.And(w.kind(o, ev.Observe), w.f("what", o) == WHAT["size"]),
@@ -259,7 +259,7 @@ def _size(w: _Window, g: _Groups, p: Profile, o: int) -> z3.BoolRef:
 
 
 # -- the purgatory -----------------------------------------------------------------------------------
-def _completed_by(w: _Window, g: _Groups, a: int, before: int) -> z3.BoolRef:
+def _completed_by(w: Window, g: _Groups, a: int, before: int) -> z3.BoolRef:
     """The op of watch ``a`` has a completion before event ``before`` (in ``a``'s own window or
     later: a completion before the watch names an op not yet watched and does not count); for a
     resubmit ``a``, any completion of its op before ``before`` (the op was watched before it)."""
@@ -268,13 +268,13 @@ def _completed_by(w: _Window, g: _Groups, a: int, before: int) -> z3.BoolRef:
                 if c < before and (resub or c > a or w.closing(c) == a)])
 
 
-def _listings(w: _Window, g: _Groups, a: int, before: int) -> list[int]:
+def _listings(w: Window, g: _Groups, a: int, before: int) -> list[int]:
     """The watch and resubmits of ``a``'s op before ``before``: each appends the op to its keys'
     lists (SEMANTICS.md, "Resubmit"), and one that leaves it uncompleted re-times it."""
     return [t for t in g.of_op(w, a, _SUBMITS) if t < before]
 
 
-def _submits(w: _Window, t: int, a: int, g: _Groups | None = None) -> z3.BoolRef:
+def _submits(w: Window, t: int, a: int, g: _Groups | None = None) -> z3.BoolRef:
     """Event ``t`` is a watch or resubmit of the op of event ``a`` (with ``g``: a resubmit counts
     only after a watch of its op; one naming an op never watched is ill-formed and lists nothing)."""
     watched = [z3.And(w.kind(b, ev.TryCompleteElseWatch), w.f("id", b) == w.f("id", t))
@@ -283,27 +283,27 @@ def _submits(w: _Window, t: int, a: int, g: _Groups | None = None) -> z3.BoolRef
     return z3.And(z3.Or(w.kind(t, ev.TryCompleteElseWatch), resubmit), w.f("id", t) == w.f("id", a))
 
 
-def _listed_at(w: _Window, g: _Groups, a: int, b: int) -> z3.BoolRef:
+def _listed_at(w: Window, g: _Groups, a: int, b: int) -> z3.BoolRef:
     """The op of ``a`` is in the list of ``b``'s key just before ``b`` (a check or cancelForKey):
     a watch or resubmit of it named the key, and no cancelForKey of the key came since."""
     return _or([z3.And(_submits(w, t, a, g), w.watches(t, b), _no_cfk_between(w, g, t, b, b))
                 for t in _listings(w, g, a, b) if w.events[b].key in w.events[t].keys])
 
 
-def _no_cfk_between(w: _Window, g: _Groups, a: int, b: int, key_event: int) -> z3.BoolRef:
+def _no_cfk_between(w: Window, g: _Groups, a: int, b: int, key_event: int) -> z3.BoolRef:
     """No cancelForKey of ``key_event``'s key lies strictly between ``a`` and ``b``."""
     return z3.Not(_or([z3.And(w.kind(m, ev.CancelForKey), w.f("key", m) == w.f("key", key_event))
                        for m in g.of_key(w, key_event, ev.CancelForKey) if a < m < b]))
 
 
-def _on_timer_at_watch(w: _Window, g: _Groups, a: int) -> z3.BoolRef:
+def _on_timer_at_watch(w: Window, g: _Groups, a: int) -> z3.BoolRef:
     """Watch ``a`` put its op on the timer: it was not completed inside the watch."""
     inside = [z3.And(w.kind(c, ev.Complete), w.f("id", c) == w.f("id", a)) for c in g.of_op(w, a, ev.Complete)
               if c < a and w.closing(c) == a]
     return z3.And(w.kind(a, ev.TryCompleteElseWatch), z3.Not(_or(inside)))
 
 
-def _num_delayed(w: _Window, g: _Groups, pp: Profile, o: int) -> z3.BoolRef:
+def _num_delayed(w: Window, g: _Groups, pp: Profile, o: int) -> z3.BoolRef:
     watches = [a for a in g.kind.get(ev.TryCompleteElseWatch, ()) if a < o]
     if pp.size_counts_superseded:  # numDelayed is the purgatory timer's size
         v = next((i for i in g.kind.get(ev.Advance, ()) if i != o), None)
@@ -342,7 +342,7 @@ def _num_delayed(w: _Window, g: _Groups, pp: Profile, o: int) -> z3.BoolRef:
     return z3.Implies(judged, w.f("value", o) == _count(counted))
 
 
-def _complete_context(w: _Window, g: _Groups, c: int) -> z3.BoolRef:
+def _complete_context(w: Window, g: _Groups, c: int) -> z3.BoolRef:
     x = w.closing(c)
     watches = [a for a in g.of_op(w, c, ev.TryCompleteElseWatch) if a < c or a == x]
     earlier = [b for b in g.of_op(w, c, ev.Complete) if b < c]
@@ -369,14 +369,14 @@ def _complete_context(w: _Window, g: _Groups, c: int) -> z3.BoolRef:
     return z3.Implies(judged, ok)
 
 
-def _watching(w: _Window, g: _Groups, b: int) -> list[int]:
+def _watching(w: Window, g: _Groups, b: int) -> list[int]:
     """The window's watches before ``b`` that concretely have ``b``'s key (the only ones it can
     find in its watch list)."""
     return [a for a in [*g.kind.get(ev.TryCompleteElseWatch, ()), *g.kind.get(ev.Resubmit, ())]
             if a < b and w.events[b].key in w.events[a].keys]
 
 
-def _no_lost_wakeup(w: _Window, g: _Groups, i: int) -> z3.BoolRef:
+def _no_lost_wakeup(w: Window, g: _Groups, i: int) -> z3.BoolRef:
     lost = []
     for a in _watching(w, g, i):
         # the op's SetCompletables since its watch (a resubmit does not reset completability)
@@ -391,7 +391,7 @@ def _no_lost_wakeup(w: _Window, g: _Groups, i: int) -> z3.BoolRef:
     return z3.Implies(w.kind(i, ev.CheckAndComplete), z3.Not(_or(lost)))
 
 
-def _cancel_for_key(w: _Window, g: _Groups, b: int) -> z3.BoolRef:
+def _cancel_for_key(w: Window, g: _Groups, b: int) -> z3.BoolRef:
     in_ws: dict[int, z3.BoolRef] = {}
     checks = g.of_key(w, b, ev.CheckAndComplete)
     for a in _watching(w, g, b):  # each watch / resubmit that listed its op under the key
@@ -407,11 +407,11 @@ def _cancel_for_key(w: _Window, g: _Groups, b: int) -> z3.BoolRef:
 
 
 def encode(prop: str, events: list[Any], indices: tuple[int, ...], p: Profile, pp: Profile
-           ) -> tuple[_Window, z3.BoolRef, list[z3.BoolRef]]:
+           ) -> tuple[Window, z3.BoolRef, list[z3.BoolRef]]:
     """(window, property constraint, side conditions) for the ``prop`` judgement that fast-path
     ``indices`` name (re-judging a passing history passes the result event alone)."""
     t = target(prop, events, indices)
-    w = _Window(events, select(prop, events, t, p, pp) + list(indices))
+    w = Window(events, select(prop, events, t, p, pp) + list(indices))
     g = _Groups(w)
     if prop == "cancel-result":
         rule = _cancel_result(w, g, p, t)

@@ -1,10 +1,10 @@
 """The exceptions of wheelspec: one root, one class per kind of trouble.
 
 Every exception wheelspec raises on purpose derives from :class:`WheelspecError` (exported as
-``wheelspec.Error``), so a caller can write ``except wheelspec.Error``.  Classes that stood for a
-built-in kind before the hierarchy existed keep that base too (``RangeError`` is still a
-``ValueError``, ``InvariantError`` still an ``AssertionError``), so existing ``except`` clauses
-keep catching them.
+``wheelspec.Error``), so a caller can write ``except wheelspec.Error``.  A class that stands for
+a built-in kind has that base too (``RangeError`` is a ``ValueError``, ``InvariantError`` an
+``AssertionError``, the linearizability search's ``BudgetExhausted`` a ``TimeoutError``), so an
+``except`` clause written for the built-in kind catches it.
 
 =================== ============================================================================
 class               raised when
@@ -14,8 +14,14 @@ class               raised when
 ``ProtocolError``   one message breaks the adapter protocol (the runner wraps it)
 ``RangeError``      an argument is outside the ranges of :mod:`.limits`
 ``RecordError``     a dict could not be decoded into an operation or event record
-``InvariantError``  a structure invariant of an engine is broken (a bug in wheelspec)
+``Bug``             a bug in wheelspec itself, never a verdict: the command keeps its traceback
+``InvariantError``  a structure invariant of an engine is broken (a :class:`Bug`)
 =================== ============================================================================
+
+Every other exception class of the package derives from one of these or from the root
+(``tests/test_error_hierarchy.py`` checks it), the control-flow signals private to one module
+included.  One deliberate exception: ``conformance/interrupt.py``'s ``Interrupted`` is a
+``KeyboardInterrupt`` (a signal, not an error), so that no ``except Exception`` swallows Ctrl-C.
 
 The mapping to exit codes belongs to the command line (:mod:`wheelspec.conformance.cli`); the
 ``exit_code`` attribute below is the one fact it reads.
@@ -51,5 +57,10 @@ class RecordError(WheelspecError, ValueError):
     """A dict could not be decoded into a record; the message names the kind and field."""
 
 
-class InvariantError(WheelspecError, AssertionError):
+class Bug(WheelspecError):
+    """A bug in wheelspec itself, never a verdict: the command shows it with its traceback, to be
+    reported."""
+
+
+class InvariantError(Bug, AssertionError):
     """A structure invariant does not hold; the message names the rule and where."""

@@ -29,6 +29,7 @@ deadlines down to a 10 ms grid): :meth:`Profile.fire_window` is the one place th
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from .limits import MAX_DELAY_MS
 
@@ -175,6 +176,16 @@ def purge_allowed_after(order: str, expirations_before: int, expirations_after: 
     return True
 
 
+def earliest_time(exp: Any, tick: Any, uses_tick: Any, strictly_after: Any) -> Any:
+    """The smallest clock reading at which a task with expiration ``exp`` may fire: with a tick
+    window (kafka: Kafka's ``TimingWheel`` fires a whole bucket when its window starts), the start
+    ``exp - exp mod tick`` of exp's window; else ``exp``, plus one where the profile needs strictly
+    after (MockTimer).  :meth:`Profile.earliest` for one task; written in arithmetic only, so that
+    every argument may be a numpy array (the trace analysis evaluates it over whole columns, a
+    profile's ``uses_tick`` / ``needs_strictly_after`` per row)."""
+    return exp - (exp % tick) * uses_tick + strictly_after * (1 - uses_tick)
+
+
 @dataclasses.dataclass(frozen=True)
 class Granularity:
     """A timer's declared granularity (capabilities ``lateness_ms`` / ``earliness_ms``), judged as
@@ -262,9 +273,7 @@ class Profile:
 
     def earliest(self, exp: int) -> int:
         """The smallest clock reading at which a task with expiration ``exp`` may fire."""
-        if self.behaviour.uses_tick:
-            return (exp // self.tick) * self.tick
-        return exp + 1 if self.behaviour.needs_strictly_after else exp
+        return earliest_time(exp, self.tick, self.behaviour.uses_tick, self.behaviour.needs_strictly_after)
 
     def may_fire(self, exp: int, now: int, delay: int | None = None, in_add: bool = False) -> bool:
         """Is a fire at ``now`` allowed? ``in_add``: the fire happened inside ``add``."""

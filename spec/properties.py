@@ -25,6 +25,15 @@ judge                what it judges, and where it lives
                      threads on a facade (``conformance.concurrency.hammer.check_event_properties``)
 ==================== ============================================================================
 
+Every place a property lives is listed too: the *judging forms* (:data:`JUDGING_FORMS`: the
+history checker, its Z3 form, the local and Spark trace analyses, the real-time judge, the
+concurrent forms, the linearizability model, the conformance judge) and, per property
+(:data:`JUDGED_BY`), how each judges it or why it cannot (:class:`NotJudged`); the *engine forms*
+(:data:`ENGINE_FORMS`) and the ones implementing each property's behaviour (:data:`ENGINES`).
+``tests/test_property_registry.py`` resolves every entry point and requires an entry for every
+form; ``tests/test_judging_forms.py`` feeds the same histories to every judging form and requires
+the verdicts the entries promise.
+
 Why some properties exist twice (a history form and another form): the history checker judges a
 *sequential* history, where each request's caused events sit in its window and ``Expire`` comes
 right after its ``Complete``; a concurrent log interleaves threads, so the concurrent forms keep
@@ -127,7 +136,7 @@ PROPERTIES: tuple[Property, ...] = (
     _p(RUN, "oracle", "the events match the reference configured alike (exactly, or as a multiset for MockTimer)",
        "SEMANTICS.md Placement, Ordering (O1-O4)"),
     _p(RUN, "responds", "every request is answered within its timeout and the adapter stays alive (no hang, no crash)",
-       "docs/PROTOCOL.md Transport (a response for every request), Protocol errors (timeouts)"),
+       "docs/guides/PROTOCOL.md Transport (a response for every request), Protocol errors (timeouts)"),
     # The range contract, judged apart: a timer that accepts any delay can still satisfy its
     # profile ("strict: pass, ranges: FAIL"); an adapter declaring ``ranges: unbounded`` is not
     # judged on it.  A declared range narrower than wheelspec's (delays, clock readings) is one
@@ -252,6 +261,226 @@ def columns_by_property(*judges: str) -> dict[str, str]:
     return {name: c.name for c in MATRIX_COLUMNS for j, name in c.shows if j in judges}
 
 
+# ------------------------------------------------------------------ forms: every place a rule lives -----
+@dataclasses.dataclass(frozen=True)
+class Form:
+    """One place that encodes properties: a *judging* form decides whether a history or run keeps
+    them, an *engine* form implements the behaviour they describe.  ``entries``: dotted paths of
+    its entry points (``tests/test_property_registry.py`` resolves each, so a rename breaks a test,
+    not a doc)."""
+
+    name: str
+    entries: tuple[str, ...]
+    what: str
+
+
+#: the judging forms, in the order the differential test (``tests/test_judging_forms.py``) lists them
+JUDGING_FORMS: tuple[Form, ...] = (
+    Form("checker", ("wheelspec.spec.checker.check_history",),
+         "the history checker: one pass in plain Python over a sequential history"),
+    Form("z3", ("wheelspec.spec.checker_z3.violated",),
+         "the history checker's symbolic form: each property instance as Z3 constraints over its events"),
+    Form("local", ("wheelspec.conformance.traces.local.judge_table",),
+         "the set-based trace analysis (numpy segmented scans, pyarrow joins) over whole runs of a trace"),
+    Form("spark", ("wheelspec.conformance.traces.spark.analyze_dataframe",
+                   "wheelspec.conformance.traces.spark.judge_partition"),
+         "the trace analysis on Spark: SQL aggregations and the set-based pass per partition of whole runs"),
+    Form("realtime", ("wheelspec.conformance.realtime.judge.judge_outcome",),
+         "the real-time judge: a wall-clock run of a timer, at its declared resolution with a slack"),
+    Form("completions", ("wheelspec.spec.checker.check_completions",),
+         "the completion rules of a concurrent log (interleavings of the step model, real threads on a facade)"),
+    Form("interleavings", ("wheelspec.reference.interleave.check_interleaving",
+                           "wheelspec.reference.interleave.check_quiescent"),
+         "the step model's concurrent runs: call steps, the scheduler's reports, the state at quiescence"),
+    Form("linearizability", ("wheelspec.spec.sequential_spec.step",
+                             "wheelspec.conformance.concurrency.models.WHEELSPEC"),
+         "the sequential specification of each task's and operation's calls, searched for a linearization"),
+    Form("run", ("wheelspec.conformance.check.judge.judge",),
+         "the conformance judge: a run of operations against an implementation (the history checker's "
+         "properties mapped to operations, the oracle, a scenario's expectations, the refusals)"),
+)
+
+#: the engine forms: each implements the timer (and purgatory) behaviour the properties describe
+ENGINE_FORMS: tuple[Form, ...] = (
+    Form("reference", ("wheelspec.reference.system_timer.SystemTimer", "wheelspec.reference.mock_timer.MockTimer",
+                       "wheelspec.reference.purgatory.DelayedOperationPurgatory"),
+         "Kafka's classes, readable (reference/)"),
+    Form("steps", ("wheelspec.reference.steps.simulation.StepSimulation",),
+         "Kafka's classes split into atomic steps at its lock and CAS granularity (reference/steps/)"),
+    Form("numba", ("wheelspec.optimized.timer.ArrayTimer", "wheelspec.optimized.mock_timer.ArrayMockTimer",
+                   "wheelspec.optimized.purgatory.ArrayPurgatory"),
+         "the numba kernels over arrays (optimized/)"),
+    Form("app-timer", ("wheelspec.optimized.app_timer.WheelTimer", "wheelspec.optimized._apphot.CStage"),
+         "the application timer over the kernels, its staging in C (optimized/app_timer.py, _apphot.c)"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Judged:
+    """A form judges the property under its own name ``as_name``.  ``same``: on every history it
+    gives the history checker's verdict; else it restates the property more loosely, and a failure
+    of ``as_name`` implies a failure of one of the history properties it restates."""
+
+    as_name: str
+    same: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class NotJudged:
+    """A form cannot judge the property, and why."""
+
+    why: str
+
+
+Entry = Judged | NotJudged
+J = Judged
+
+
+def _r(as_name: str) -> Judged:
+    return Judged(as_name, same=False)
+
+
+_TRACE = NotJudged("a set-based pass keeps no per-row state (or, for granularity, a trace declares none)")
+_RT = NotJudged("the real-time judge restates it over a wall-clock run to its end, with a slack "
+                "(its same_as); a virtual-time history has neither")
+_CONC = NotJudged("a concurrent log keeps only the completion rules (no request windows)")
+_STEPS = NotJudged("judged on the step model's threads: call steps and the state at quiescence, which a "
+                   "history has not")
+_LIN = NotJudged("the sequential specification steps results of calls, not times or counts")
+_RUN_ONLY = NotJudged("a property of a run against an implementation (responses, refusals, the oracle, a "
+                      "scenario), not of a history")
+_RT_ONLY = NotJudged("a property of a wall-clock run")
+_STEPS_ONLY = NotJudged("a property of the step model's concurrent runs")
+
+
+def _row(*entries: Entry) -> dict[str, Entry]:
+    assert len(entries) == len(JUDGING_FORMS), entries
+    return {f.name: e for f, e in zip(JUDGING_FORMS, entries)}
+
+
+def _only(*forms: str) -> dict[str, Entry]:
+    """A property judged only by ``forms`` (under its own name), each other form saying why not."""
+    why = {"run": _RUN_ONLY, "realtime": _RT_ONLY, "interleavings": _STEPS_ONLY, "completions": _STEPS_ONLY}
+    return {f.name: J("") if f.name in forms else why.get(forms[0], _STEPS_ONLY) for f in JUDGING_FORMS}
+
+
+_L = _r("linearizable")
+
+#: per property (``(judge, name)``), every judging form: how it judges it, or why it cannot.
+#: History properties, one column per form of :data:`JUDGING_FORMS`:
+#: checker, z3, local, spark, realtime, completions, interleavings, linearizability, run
+JUDGED_BY: dict[tuple[str, str], dict[str, Entry]] = {
+    (HISTORY, "well-formed"): _row(J("well-formed"), J("well-formed"), J("well-formed"), J("well-formed"), _RT,
+                                   _CONC, _STEPS, _L, J("well-formed")),
+    (HISTORY, "no-early-fire"): _row(J("no-early-fire"), J("no-early-fire"), J("no-early-fire"), J("no-early-fire"),
+                                     _r("early"), _CONC, _STEPS, _LIN, J("no-early-fire")),
+    # the checker bounds the lateness of fires and of timeouts (an operation's expiry); the Z3
+    # encoding and the trace analysis bound fires only
+    (HISTORY, "late-fire"): _row(J("late-fire"), _r("late-fire"), _r("late-fire"), _r("late-fire"), _RT, _CONC,
+                                 _STEPS, _LIN, J("late-fire")),
+    (HISTORY, "granularity"): _row(J("granularity"), J("granularity"), _TRACE, _TRACE, _RT, _CONC, _STEPS, _LIN,
+                                   J("granularity")),
+    (HISTORY, "fire-once"): _row(J("fire-once"), J("fire-once"), J("fire-once"), J("fire-once"), _RT, _CONC,
+                                 _STEPS, _L, J("fire-once")),
+    (HISTORY, "fire-unknown-task"): _row(J("fire-unknown-task"), J("fire-unknown-task"), J("fire-unknown-task"),
+                                         J("fire-unknown-task"), _RT, _CONC, _STEPS, _L, J("fire-unknown-task")),
+    (HISTORY, "no-fire-after-cancel"): _row(J("no-fire-after-cancel"), J("no-fire-after-cancel"),
+                                            J("no-fire-after-cancel"), J("no-fire-after-cancel"), _RT, _CONC, _STEPS,
+                                            _L, J("no-fire-after-cancel")),
+    (HISTORY, "no-lost-task"): _row(J("no-lost-task"), J("no-lost-task"), J("no-lost-task"), J("no-lost-task"), _RT,
+                                    _CONC, _STEPS, _LIN, J("no-lost-task")),
+    (HISTORY, "cancel-result"): _row(J("cancel-result"), J("cancel-result"), J("cancel-result"), J("cancel-result"),
+                                     _RT, _CONC, _STEPS, _L, J("cancel-result")),
+    (HISTORY, "size"): _row(J("size"), J("size"), _TRACE, _TRACE, _RT, _CONC, _STEPS, _LIN, J("size")),
+    (HISTORY, "complete-once"): _row(J("complete-once"), J("complete-once"), J("complete-once"), J("complete-once"),
+                                     _RT, J("exactly-once"), _STEPS, _L, J("complete-once")),
+    (HISTORY, "complete-context"): _row(J("complete-context"), J("complete-context"), _TRACE, _TRACE, _RT, _CONC,
+                                        _STEPS, _L, J("complete-context")),
+    (HISTORY, "expire-rule"): _row(J("expire-rule"), J("expire-rule"), J("expire-rule"), J("expire-rule"), _RT,
+                                   _r("expiration"), _STEPS, _L, J("expire-rule")),
+    (HISTORY, "no-early-expire"): _row(J("no-early-expire"), J("no-early-expire"), J("no-early-expire"),
+                                       J("no-early-expire"), _RT, _r("expiration"), _STEPS, _LIN,
+                                       J("no-early-expire")),
+    (HISTORY, "no-lost-operation"): _row(J("no-lost-operation"), J("no-lost-operation"), J("no-lost-operation"),
+                                         J("no-lost-operation"), _RT, _CONC, _STEPS, _LIN, J("no-lost-operation")),
+    # the trace analysis judges the result of a watch, not of a resubmit
+    (HISTORY, "watch-result"): _row(J("watch-result"), J("watch-result"), _r("watch-result"), _r("watch-result"),
+                                    _RT, _CONC, _STEPS, _L, J("watch-result")),
+    (HISTORY, "force-result"): _row(J("force-result"), J("force-result"), J("force-result"), J("force-result"), _RT,
+                                    _CONC, _STEPS, _L, J("force-result")),
+    (HISTORY, "check-count"): _row(J("check-count"), J("check-count"), J("check-count"), J("check-count"), _RT,
+                                   _CONC, _STEPS, _L, J("check-count")),
+    (HISTORY, "no-lost-wakeup"): _row(J("no-lost-wakeup"), J("no-lost-wakeup"), J("no-lost-wakeup"),
+                                      J("no-lost-wakeup"), _RT, _CONC, _STEPS, _L, J("no-lost-wakeup")),
+    (HISTORY, "cancel-for-key-result"): _row(J("cancel-for-key-result"), J("cancel-for-key-result"), _TRACE, _TRACE,
+                                             _RT, _CONC, _STEPS, _L, J("cancel-for-key-result")),
+    (HISTORY, "num-delayed"): _row(J("num-delayed"), J("num-delayed"), _TRACE, _TRACE, _RT, _CONC, _STEPS, _LIN,
+                                   J("num-delayed")),
+    (HISTORY, "executor-order"): _row(J("executor-order"), J("executor-order"), _TRACE, _TRACE, _RT, _CONC, _STEPS,
+                                      _LIN, J("executor-order")),
+    (HISTORY, "try-complete-calls"): _row(J("try-complete-calls"), J("try-complete-calls"), _TRACE, _TRACE, _RT,
+                                          _CONC, _STEPS, _LIN, J("try-complete-calls")),
+    # the rest are judged by their own judge's forms only
+    (RUN, "expected"): _only("run"),
+    (RUN, "refused-valid"): _only("run"),
+    (RUN, "accepted-invalid"): _only("run"),
+    (RUN, "oracle"): _only("run"),
+    (RUN, "responds"): _only("run"),
+    (RUN, "ranges"): _only("run"),
+    (REALTIME, "early"): _only("realtime"),
+    (REALTIME, "late"): _only("realtime"),
+    (REALTIME, "exactly-once"): _only("realtime"),
+    (REALTIME, "cancel"): _only("realtime"),
+    (REALTIME, "order"): _only("realtime"),
+    (REALTIME, "delay<=0"): _only("realtime"),
+    (REALTIME, "huge-delay"): _only("realtime"),
+    (CONCURRENT, "exactly-once"): _only("completions", "interleavings"),
+    (CONCURRENT, "expiration"): _only("completions", "interleavings"),
+    (CONCURRENT, "lost-wakeup"): _only("interleavings"),
+    (CONCURRENT, "cancelled-fired"): _only("interleavings"),
+    (CONCURRENT, "deadlock"): _only("interleavings"),
+    (CONCURRENT, "crash"): _only("interleavings"),
+    (CONCURRENT, "no-progress"): _only("interleavings"),
+    (CONCURRENT, "structure"): _only("interleavings"),
+    (CONCURRENT, "timer"): _only("interleavings"),
+    (CONCURRENT, "watched"): _only("interleavings"),
+    (CONCURRENT, "numDelayed"): _only("interleavings"),
+}
+# a property judged only by its own judge's forms (``_only``) carries its own name there
+JUDGED_BY = {key: {f: Judged(key[1]) if isinstance(e, Judged) and not e.as_name else e for f, e in forms.items()}
+             for key, forms in JUDGED_BY.items()}
+
+_TIMER = ("reference", "steps", "numba", "app-timer")
+_PURGATORY = ("reference", "steps", "numba")
+_TIMER_PROPERTIES = ("well-formed", "no-early-fire", "late-fire", "granularity", "fire-once", "fire-unknown-task",
+                     "no-fire-after-cancel", "no-lost-task", "cancel-result", "size")
+
+#: per property, the engine forms (:data:`ENGINE_FORMS`) that implement the behaviour it judges:
+#: the timer's rules every engine, the purgatory's the engines with a purgatory, the concurrent
+#: rules the step model (the only engine whose threads interleave step by step)
+ENGINES: dict[tuple[str, str], tuple[str, ...]] = {
+    **{(HISTORY, n): _TIMER if n in _TIMER_PROPERTIES else _PURGATORY for n in names(HISTORY)},
+    **{(RUN, n): _TIMER for n in names(RUN)},
+    **{(REALTIME, n): _TIMER for n in names(REALTIME)},
+    **{(CONCURRENT, n): ("steps",) for n in names(CONCURRENT)},
+}
+
+
+def judging_form(name: str) -> Form:
+    """The judging form called ``name``."""
+    for f in JUDGING_FORMS:
+        if f.name == name:
+            return f
+    raise KeyError(f"no judging form {name!r} (known: {', '.join(f.name for f in JUDGING_FORMS)})")
+
+
+def judged_by(form: str, judge: str = HISTORY) -> dict[str, Judged]:
+    """The properties of ``judge`` that ``form`` judges, each with how (:class:`Judged`)."""
+    judging_form(form)
+    return {name: e for (j, name), forms in JUDGED_BY.items() if j == judge
+            for f, e in forms.items() if f == form and isinstance(e, Judged)}
+
+
 def _check() -> None:
     seen: set[tuple[str, str]] = set()
     for p in PROPERTIES:
@@ -263,6 +492,8 @@ def _check() -> None:
         assert len(set(reported_by(j))) == len(reported_by(j)), j
     for c in MATRIX_COLUMNS:
         assert all(n in names(j) for j, n in c.shows), c
+    traced = {n for (j, n), forms in JUDGED_BY.items() if j == HISTORY and forms["local"] is _TRACE}
+    assert traced == set(NOT_JUDGED_BY_TRACE), traced ^ set(NOT_JUDGED_BY_TRACE)
 
 
 _check()

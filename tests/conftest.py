@@ -1,7 +1,9 @@
 """Shared test configuration.
 
 Hypothesis profiles: ``dev`` (default, fast enough for every change) and ``ci`` (deeper), chosen
-by the environment variable ``WHEELSPEC_PROFILE``.  Every test also runs under pytest-timeout
+by the environment variable ``WHEELSPEC_PROFILE``.  Markers (pyproject.toml): ``slow`` for the
+deep runs that ``pytest -m "not slow"``, the first green run, leaves out; ``external(tool)`` for
+tests that need a tool beside Python.  Every test also runs under pytest-timeout
 (pyproject.toml): compiled numba code that loops forever cannot be interrupted otherwise.
 """
 
@@ -19,14 +21,6 @@ settings.register_profile("dev", max_examples=100, deadline=None,
 settings.register_profile("ci", max_examples=400, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("WHEELSPEC_PROFILE", "dev"))
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``quick`` every test that needs no outside tool and is not ``slow``, so that
-    ``pytest -m quick`` is a first green run on a machine with only Python (README)."""
-    for item in items:
-        if item.get_closest_marker("external") is None and item.get_closest_marker("slow") is None:
-            item.add_marker(pytest.mark.quick)
 
 
 def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, source: str) -> str:

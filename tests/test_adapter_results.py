@@ -109,6 +109,7 @@ def test_a_library_whose_cancel_lies_after_firing_is_caught(lib, monkeypatch):
     assert r.status == "fail" and "cancel-result" in {f.prop for f in r.failures}, r.failures
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lib", FACTORIES)
 def test_a_library_whose_size_lies_is_caught(lib, monkeypatch):
     _lie_size(lib, monkeypatch)
@@ -158,25 +159,25 @@ class ToyAdapter(LibraryTimerAdapter):
     name = "toy"
     lie = False
 
-    def _start(self, start_ms):
+    def start_library(self, start_ms):
         self.t = ToyTimer(start_ms, self.lie)
 
-    def _schedule(self, task, delay, callback):
+    def schedule(self, task, delay, callback):
         return self.t.schedule(delay, callback)
 
-    def _deadline(self, handle):
+    def deadline_of(self, handle):
         return handle[0]
 
-    def _unschedule(self, handle):
+    def unschedule(self, handle):
         return self.t.cancel(handle)
 
-    def _advance(self, time):
+    def advance_clock(self, time):
         self.t.advance(time)
 
-    def _clock(self):
+    def read_clock(self):
         return self.t.now
 
-    def _size(self):
+    def count_pending(self):
         return self.t.size()
 
 
@@ -187,7 +188,7 @@ class LyingToy(ToyAdapter):
 class CountlessToy(ToyAdapter):
     """A timer with no count of pending calls: the base declares ``size`` unobservable."""
 
-    _size = LibraryTimerAdapter._size
+    count_pending = LibraryTimerAdapter.count_pending
 
 
 class WrongSizeDeclared(ToyAdapter):
@@ -195,14 +196,14 @@ class WrongSizeDeclared(ToyAdapter):
 
     unobservable = ("size",)
 
-    def _size(self):
+    def count_pending(self):
         return self.t.size() + 1
 
 
 class OldStyleUnschedule(ToyAdapter):
-    """``_unschedule`` that returns nothing (the library's answer dropped)."""
+    """``unschedule`` that returns nothing (the library's answer dropped)."""
 
-    def _unschedule(self, handle):
+    def unschedule(self, handle):
         self.t.cancel(handle)
 
 
@@ -231,11 +232,12 @@ def test_a_timer_without_a_count_declares_size_not_judged(tmp_path):
     assert not_judged_columns(("cancel-result",)) == {"cancel respected": ["cancel-result"]}
 
 
+@pytest.mark.slow
 def test_a_declared_unobservable_size_is_neither_failed_nor_counted():
     a = WrongSizeDeclared()
     assert _campaign_props(a) == set()
     b = ToyAdapter()
-    b.__class__ = type("WrongSizeUndeclared", (ToyAdapter,), {"_size": WrongSizeDeclared._size})
+    b.__class__ = type("WrongSizeUndeclared", (ToyAdapter,), {"count_pending": WrongSizeDeclared.count_pending})
     assert "size" in _campaign_props(b)
 
 
@@ -244,7 +246,7 @@ def test_unschedule_must_return_the_librarys_answer():
     a.reset(Config())
     a.request(ops.AddTask(1, 5))
     r = a.request(ops.CancelTask(1))
-    assert r.error is not None and r.error[0] == "internal" and "_unschedule" in r.error[1]
+    assert r.error is not None and r.error[0] == "internal" and "unschedule" in r.error[1]
     a.close()
 
 
@@ -261,7 +263,7 @@ def test_the_adapters_own_refusals_are_not_judged():
         def request(self, op):
             if isinstance(op, ops.CancelTask) and op.task not in self._entries:
                 from wheelspec.conformance.adapters.protocol import Response
-                return Response(self._clock(), [], False)
+                return Response(self.read_clock(), [], False)
             return super().request(op)
 
     for a in (ToyAdapter(), Accepting()):
@@ -283,8 +285,8 @@ def lying_sched():
     from wheelspec.conformance.adapters.stdlib_sched import SchedAdapter
 
     class _Lying(SchedAdapter):
-        def _start(self, start_ms):
-            super()._start(start_ms)
+        def start_library(self, start_ms):
+            super().start_library(start_ms)
             real = self._s.cancel
 
             def cancel(event):
@@ -327,13 +329,17 @@ def test_serve_module_runs_a_library_adapter():
 
 # ------------------------------------------------------------------ real time ---------------------
 def _rt_cancel_after_fire():
+    """Task 1 fires at 5 ms and is cancelled at 300 ms, task 2 (1 s) at 302 ms.  The 295 ms between
+    task 1's deadline and its cancel exceed the judge's slack for a loaded machine (250 ms): a
+    timer whose thread is delayed that long is late by the judge's own measure, so the situation
+    under test (a cancel after the fire) holds on a busy machine as on an idle one."""
     from wheelspec.conformance import realtime as rt
 
     return rt.RtSchedule("cancel-after-fire", [{"at": 0, "kind": "add", "task": 1, "delay": 5},
-                                               {"at": 0, "kind": "add", "task": 2, "delay": 400},
-                                               {"at": 60, "kind": "cancel", "task": 1},
-                                               {"at": 61, "kind": "size"},
-                                               {"at": 62, "kind": "cancel", "task": 2}], 120)
+                                               {"at": 0, "kind": "add", "task": 2, "delay": 1000},
+                                               {"at": 300, "kind": "cancel", "task": 1},
+                                               {"at": 301, "kind": "size"},
+                                               {"at": 302, "kind": "cancel", "task": 2}], 360)
 
 
 def test_live_asyncio_cancel_and_size_come_from_asyncio(monkeypatch):
@@ -388,6 +394,7 @@ public class HashedWheelTimer implements Timer {
 """
 
 
+@pytest.mark.slow
 @pytest.mark.external("java")
 def test_netty_adapter_reports_nettys_answers(tmp_path):
     import shutil

@@ -131,7 +131,7 @@ class AppLockstep(RuleBasedStateMachine):
 
 
 AppLockstep.TestCase.settings = settings(max_examples=examples(150, 400), stateful_step_count=60)
-test_app_lockstep = AppLockstep.TestCase
+test_app_lockstep = pytest.mark.slow(AppLockstep.TestCase)
 
 
 class AppLockstepPython(AppLockstep):
@@ -139,7 +139,7 @@ class AppLockstepPython(AppLockstep):
 
 
 AppLockstepPython.TestCase.settings = settings(max_examples=examples(100, 300), stateful_step_count=60)
-test_app_lockstep_python_core = AppLockstepPython.TestCase
+test_app_lockstep_python_core = pytest.mark.slow(AppLockstepPython.TestCase)
 
 
 @pytest.fixture(params=[WheelTimer, PyWheelTimer], ids=["c-core", "python-core"])
@@ -351,7 +351,8 @@ def test_threads_lose_and_double_fire_nothing() -> None:
 
 @pytest.mark.parametrize("name", ["insert", "cancel", "fire-steps", "fire-jump", "steady"])
 def test_the_bench_driver_runs_and_verifies(name: str) -> None:
-    from wheelspec.benchmarks.drivers import DRIVERS, TimerConfig
+    from wheelspec.benchmarks.drivers import TimerConfig
+    from wheelspec.benchmarks.registry import DRIVERS
     from wheelspec.benchmarks.workloads import timer_workload
 
     wl = timer_workload(name, 300, warm_windows=1)
@@ -362,7 +363,8 @@ def test_the_bench_driver_runs_and_verifies(name: str) -> None:
 
 
 def test_the_bench_driver_refuses_a_wrong_run() -> None:
-    from wheelspec.benchmarks.drivers import DRIVERS, TimerConfig, VerificationError
+    from wheelspec.benchmarks.drivers import TimerConfig, VerificationError
+    from wheelspec.benchmarks.registry import DRIVERS
     from wheelspec.benchmarks.workloads import timer_workload
 
     prep = DRIVERS["app-timer"]().prepare(timer_workload("cancel", 300), TimerConfig())

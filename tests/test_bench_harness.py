@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from wheelspec.benchmarks import measure, report, suite
-from wheelspec.benchmarks.drivers import DRIVERS, HeapDriver, TimerConfig, VerificationError, array_bytes
+from wheelspec.benchmarks.drivers import HeapDriver, TimerConfig, VerificationError, array_bytes
 from wheelspec.benchmarks.heap_timer import HeapTimer
+from wheelspec.benchmarks.registry import DRIVERS
 from wheelspec.benchmarks.workloads import PurgatoryParams, purgatory_workload, timer_workload
 from wheelspec.conformance.cli import main
 
@@ -64,6 +65,7 @@ def test_insert_and_cancel_runs_verify(impl: str, name: str) -> None:
     prep.verify(prep.timed())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("impl", TIMER_IMPLS)
 def test_steady_window_runs_verify_and_leave_n_pending(impl: str) -> None:
     wl = timer_workload("steady", 800, seed=3)
@@ -178,6 +180,7 @@ def test_a_failed_cell_is_reported_not_measured(monkeypatch: pytest.MonkeyPatch)
     assert report.failed(res.cells) == [heap]
 
 
+@pytest.mark.slow
 def test_caps_and_the_time_budget_skip_cells_and_say_why() -> None:
     opts = suite.Options(sizes=[100, 400, 1600], workloads=["insert", "cancel"], impls=["heapq", "sched"],
                          caps={"heapq": 400}, repeat=1, budget_s=1e-9, jit=False)
@@ -190,6 +193,7 @@ def test_caps_and_the_time_budget_skip_cells_and_say_why() -> None:
     assert second is not None and second.status == "skipped" and "predicted" in second.note
 
 
+@pytest.mark.slow
 def test_curve_rounds_interleave_extra_runs_of_the_steady_cells_only() -> None:
     sizes = [200, 400]
     opts = suite.Options(sizes=sizes, workloads=["insert", "steady"], impls=["optimized-batch", "heapq"],
@@ -213,6 +217,7 @@ def test_curve_rounds_interleave_extra_runs_of_the_steady_cells_only() -> None:
     assert all(len(c.runs_s) == 1 and c.interleaved == 0 for c in none.cells)
 
 
+@pytest.mark.slow
 def test_ratios_compare_the_same_row() -> None:
     opts = suite.Options(sizes=[300], workloads=["insert"], impls=["reference", "heapq"], caps={},
                          repeat=1, jit=False)
@@ -244,6 +249,7 @@ def test_array_bytes_counts_each_buffer_once() -> None:
     assert array_bytes(Holder()) == 800 + 40
 
 
+@pytest.mark.slow
 def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, capsys) -> None:
     j, md, png = tmp_path / "b.json", tmp_path / "b.md", tmp_path / "b.png"
     rc = main(["bench", "--sizes", "300,10^3", "--workloads", "insert,fire-jump", "--impl", "reference",
@@ -289,6 +295,7 @@ def test_bad_arguments_exit_2_with_one_line(argv: list[str], needle: str, capsys
     assert len(err.splitlines()) == 1 and needle in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_jit_probe_reports_cold_and_warm_times() -> None:
     res = measure.jit_times(timeout_s=300)
     assert "error" not in res, res.get("error")

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 from wheelspec.benchmarks import report, suite
-from wheelspec.benchmarks.drivers import DRIVERS, TimerConfig, VerificationError
+from wheelspec.benchmarks.drivers import TimerConfig, VerificationError
 from wheelspec.benchmarks.native import build, protocol
 from wheelspec.benchmarks.native.drivers import NATIVE_DRIVERS
+from wheelspec.benchmarks.registry import DRIVERS
 from wheelspec.benchmarks.workloads import FIRE_MAX_DELAY_MS, TIMER_WORKLOADS, timer_workload
 
 JAVA_PEERS = ["netty", "jdk-stpe", "jdk-delayqueue"]
@@ -68,6 +69,7 @@ def _broken(name: str) -> object:
     return dataclasses.replace(wl, advance_times=np.array([FIRE_MAX_DELAY_MS // 2], np.int64))
 
 
+@pytest.mark.slow
 @pytest.mark.external("java")
 @pytest.mark.parametrize("peer", JAVA_PEERS)
 def test_java_peer_builds_runs_and_verifies(peer: str, build_dir: str) -> None:
@@ -75,12 +77,14 @@ def test_java_peer_builds_runs_and_verifies(peer: str, build_dir: str) -> None:
     _runs_every_workload(peer, build_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.external("cargo")
 def test_tokio_peer_builds_runs_and_verifies(build_dir: str) -> None:
     _need_cargo()
     _runs_every_workload("tokio-delayqueue", build_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.external("java")
 @pytest.mark.parametrize("peer", JAVA_PEERS)
 def test_java_peer_fails_a_run_that_does_not_verify(peer: str, build_dir: str) -> None:
@@ -93,6 +97,7 @@ def test_java_peer_fails_a_run_that_does_not_verify(peer: str, build_dir: str) -
             driver.measure(_broken("fire-jump"), TimerConfig(), repeat=1, budget_s=1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.external("cargo")
 def test_tokio_peer_fails_a_run_that_does_not_verify(build_dir: str) -> None:
     _need_cargo()
@@ -101,6 +106,7 @@ def test_tokio_peer_fails_a_run_that_does_not_verify(build_dir: str) -> None:
         driver.measure(_broken("fire-steps"), TimerConfig(), repeat=1, budget_s=1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.external("java")
 def test_native_peers_share_the_table_with_the_engine(build_dir: str) -> None:
     _need_java()
@@ -203,6 +209,7 @@ def test_budget_prediction_scales_only_what_grows_with_n(monkeypatch: pytest.Mon
     assert big is not None and big.status == "ok", big
 
 
+@pytest.mark.slow
 @pytest.mark.external("java")
 def test_real_time_accounting_allows_a_cancel_racing_a_run_only_where_the_peer_says_so(tmp_path: Path) -> None:
     """``RealTimePeer.accountFor`` on a crafted run whose task 2 was cancelled (cancel returned

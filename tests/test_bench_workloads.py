@@ -1,4 +1,4 @@
-"""The benchmark workloads are what docs/BENCHMARKS.md and Kafka's purgatory benchmark say they are."""
+"""The benchmark workloads are what docs/guides/BENCH.md and Kafka's purgatory benchmark say they are."""
 
 from __future__ import annotations
 

@@ -15,8 +15,9 @@ import pytest
 
 from wheelspec.conformance.adapters import reference_adapter
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
-from wheelspec.conformance.check import campaign
-from wheelspec.conformance.check.campaign import (
+from wheelspec.conformance.check import generate as generator
+from wheelspec.conformance.check.campaign import run_seed_range
+from wheelspec.conformance.check.generate import (
     DELAY_REGIONS,
     KINDS,
     LENGTHS,
@@ -24,10 +25,9 @@ from wheelspec.conformance.check.campaign import (
     TIMER_MOVES,
     generate,
     length_class,
-    run_seed_range,
     swarm,
 )
-from wheelspec.conformance.check.judge import out_of_range
+from wheelspec.conformance.check.narrow import out_of_range
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 
@@ -50,16 +50,16 @@ def test_same_seed_same_schedule_and_seeds_differ():
 def test_every_generator_version_is_listed():
     """A saved counterexample names the version it was drawn by: the current ones are the latest
     of the list of every version there has been."""
-    assert len(set(campaign.GENERATOR_VERSIONS)) == len(campaign.GENERATOR_VERSIONS)
-    assert set(campaign.GENERATORS.values()) <= set(campaign.GENERATOR_VERSIONS)
-    assert campaign.GENERATOR_VERSIONS[-1] in campaign.GENERATORS.values()
+    assert len(set(generator.GENERATOR_VERSIONS)) == len(generator.GENERATOR_VERSIONS)
+    assert set(generator.GENERATORS.values()) <= set(generator.GENERATOR_VERSIONS)
+    assert generator.GENERATOR_VERSIONS[-1] in generator.GENERATORS.values()
 
 
 def test_the_version_is_part_of_the_seed(monkeypatch):
     """A schedule is a function of (version, kind, seed): bumping a kind's entry in GENERATORS
     changes its schedules (which is why a generator change must bump it)."""
     before = [generate("timer", s) for s in range(20)]
-    monkeypatch.setitem(campaign.GENERATORS, "timer", campaign.GENERATORS["timer"] + "-next")
+    monkeypatch.setitem(generator.GENERATORS, "timer", generator.GENERATORS["timer"] + "-next")
     after = [generate("timer", s) for s in range(20)]
     assert sum(x != y for x, y in zip(before, after)) >= 18
 
@@ -88,7 +88,7 @@ def test_lengths_span_a_few_ops_to_kafka_sized_histories(kind):
 
 def test_default_run_ops_budget():
     """The default run (400 + 400 schedules) stays near 20 800 operations per implementation: the
-    default `wheelspec check` time is bounded by it (docs/CAMPAIGN.md).  Most of the spread between
+    default `wheelspec check` time is bounded by it (docs/guides/CAMPAIGN.md).  Most of the spread between
     seed blocks is how many long schedules a block draws (4% of them, 120-280 operations each)."""
     total = sum(len(generate(k, s)[1]) for k in KINDS for s in range(400))
     assert 17_000 <= total <= 21_500, total
@@ -143,11 +143,12 @@ def test_bursts_put_many_adds_into_one_window():
     assert found >= 10
 
 
+@pytest.mark.slow
 def test_mixed_route_buckets_fire_in_at_least_five_percent_of_timer_schedules():
     """The *mix* move: a level-0 bucket holding entries of all three routes (direct, cascaded,
     re-added) when it fires, in >= 5% of timer schedules (coverage ``mixed-route-bucket``, counted
     on the reference): order bugs that need such a bucket are found by the campaign alone
-    (docs/POWER.md).  A property of the generator's seeds, not of timing."""
+    (docs/results/POWER.md).  A property of the generator's seeds, not of timing."""
     a = reference_adapter()
     outs = run_seed_range(a, a.hello().capabilities, "timer", range(1000), shrink=False)
     mixed = sum(1 for o in outs if o.coverage.get("mixed-route-bucket"))
@@ -159,7 +160,7 @@ def test_the_mix_move_fills_one_window_by_every_route():
     wait in an overflow wheel and cascade), then advances short of the window, adds into it (some
     of a task scheduled before), and an advance that reaches it."""
     for s in range(1000):
-        sched = campaign._Schedule(random.Random(f"mix:{s}"), "timer")
+        sched = generator._Schedule(random.Random(f"mix:{s}"), "timer")
         sched.mix()
         now, tick, u1 = sched.start, sched.tick, sched.tick * sched.wheel
         windows, far, near, readded, scheduled = Counter(), set(), set(), set(), set()
@@ -245,6 +246,7 @@ def unchecked_unbounded() -> UncheckedHeapTimer:
     return UncheckedHeapTimer("unbounded")
 
 
+@pytest.mark.slow
 def test_a_timer_without_range_checks_fails_ranges_and_only_ranges():
     a = UncheckedHeapTimer()
     outs = run_seed_range(a, a.caps, "timer", range(300))
@@ -254,6 +256,7 @@ def test_a_timer_without_range_checks_fails_ranges_and_only_ranges():
     assert all(o.counterexample is not None and len(o.counterexample.ops) <= 2 for o in bad)
 
 
+@pytest.mark.slow
 def test_ranges_is_judged_apart_from_a_real_bug():
     """Accepting an out-of-range request does not hide (or cause) other findings: a timer without
     range checks that also loses cancels is reported for both."""
@@ -286,6 +289,7 @@ def _check(tmp_path, *extra: str, corpus: bool = False) -> tuple[int, dict]:
     return code, json.loads(out.read_text())["implementations"][0]
 
 
+@pytest.mark.slow
 def test_check_reports_strict_pass_ranges_fail_and_honours_unbounded(tmp_path):
     code, rep = _check(tmp_path, "--impl", "test_campaign_generator:unchecked_bounded")
     assert code == 1 and rep["verdicts"] == {"strict": "pass", "ranges": "fail"}

@@ -85,12 +85,12 @@ def test_a_changed_implementation_source_is_refused(tmp_path, capsys, monkeypatc
 
 
 @pytest.mark.parametrize("change, field", [(("--chunk", "2"), "--chunk"), (("--no-shrink",), "shrinking"),
-                                           (("--trace-out",), "--trace-out")])
+                                           (("--trace-out", "{tmp}/elsewhere"), "--trace-out")])
 def test_other_parameters_are_part_of_the_identity(tmp_path, capsys, change, field):
     out = str(tmp_path / "c")
     assert campaign(capsys, "--impl", "reference", "--out", out)[0] == 0
     argv = ["campaign", "--kinds", "timer", "--schedules", "8", "--engine", "local", "--workers", "1", "--json", "-",
-            "--impl", "reference", "--out", out, *change]
+            "--impl", "reference", "--out", out, *(c.format(tmp=tmp_path) for c in change)]
     if "--chunk" not in change:
         argv += ["--chunk", "4"]
     assert main(argv) == 2
@@ -105,6 +105,7 @@ def test_kinds_are_part_of_the_identity(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ --fresh -------------------
+@pytest.mark.slow
 def test_fresh_starts_over_and_deletes_only_its_own_files(tmp_path, capsys):
     out = tmp_path / "c"
     assert campaign(capsys, "--impl", "reference", "--out", str(out))[0] == 0
@@ -171,6 +172,7 @@ def test_a_manifest_that_is_not_ours_is_never_overwritten(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ resume = uninterrupted ----
+@pytest.mark.slow
 def test_a_resumed_campaign_equals_an_uninterrupted_one(tmp_path, capsys, monkeypatch):
     kinds = ["timer", "purgatory"]
     common = ("--impl", BROKEN, "--max-failures", "none")
@@ -216,6 +218,7 @@ def test_interrupted_terminal_summary_says_how_to_resume(tmp_path, capsys, monke
     assert "interrupted" in err
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_sigterm_stops_the_worker_pool_and_keeps_finished_ranges(tmp_path):
     out = tmp_path / "c"
@@ -242,6 +245,7 @@ def test_sigterm_stops_the_worker_pool_and_keeps_finished_ranges(tmp_path):
 
 
 # ------------------------------------------------------------------ failure budget ------------
+@pytest.mark.slow
 def test_the_failure_budget_is_per_kind_and_says_where_it_stopped(tmp_path, capsys):
     def run(out, budget):
         return campaign(capsys, "--impl", BROKEN, "--out", str(out), "--max-failures", budget, "--no-shrink",
@@ -270,6 +274,7 @@ def test_the_failure_budget_is_per_kind_and_says_where_it_stopped(tmp_path, caps
     assert rest["failed"] == whole["failed"] and rest["failure_classes"] == whole["failure_classes"]
 
 
+@pytest.mark.slow
 def test_the_terminal_summary_names_the_kind_that_stopped(tmp_path, capsys):
     code = main(["campaign", "--impl", BROKEN, "--kinds", "timer", "--schedules", "20", "--chunk", "5", "--engine",
                  "local", "--workers", "1", "--max-failures", "1", "--out", str(tmp_path / "c")])

@@ -162,6 +162,7 @@ def _long_scenario(path: Path, n: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_replay_of_a_long_scenario_prints_the_steps_around_the_finding(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     sc = _long_scenario(tmp_path / "long.json", 1000)  # a length at which the early fire shows
@@ -208,6 +209,7 @@ SHRINK_CRASH = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_a_failure_found_before_the_adapter_dies_while_shrinking_it_is_kept(tmp_path, monkeypatch, capsys):
     from tests.fixtures.broken import fires_early
     from wheelspec.conformance.check.campaign import run_seed_range

@@ -50,7 +50,6 @@ def _same_reports(tmp_path: Path, *argv: str) -> tuple[dict, dict, Path, Path]:
     return one, two, out1, out2
 
 
-@pytest.mark.quick
 def test_two_workers_judge_like_one(tmp_path: Path) -> None:
     one, two, _, _ = _same_reports(tmp_path, "--impl", "reference", "--no-corpus", "--schedules", "40")
     (impl,) = two["implementations"]
@@ -58,6 +57,7 @@ def test_two_workers_judge_like_one(tmp_path: Path) -> None:
     assert impl["coverage"] == one["implementations"][0]["coverage"] and impl["coverage"]
 
 
+@pytest.mark.slow
 def test_two_workers_stop_a_failing_kind_at_the_same_seed_with_the_same_counterexamples(tmp_path: Path) -> None:
     one, two, out1, out2 = _same_reports(
         tmp_path, "--impl", "tests.fixtures.variants:fifo_ties", "--no-corpus", "--schedules", "300",
@@ -123,6 +123,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads the process tree from /proc (Linux only)")
 def test_sigterm_stops_the_workers_and_keeps_the_verdicts(tmp_path: Path) -> None:
     j = tmp_path / "r.json"

@@ -1,10 +1,9 @@
-"""One command-line grammar across every ``wheelspec`` subcommand (docs/CLI.md).
+"""One command-line grammar across every ``wheelspec`` subcommand (docs/guides/CLI.md).
 
 ``--json FILE`` with ``-`` for stdout wherever a JSON report exists, ``--out DIR``,
 ``--trace-out DIR``, ``--schedules N``, repeatable ``--impl``, repeatable and additive
 ``--scenarios``, durations in seconds, examples and exit codes in every ``--help``, an error said
-once, no emoji codes, no 80-column wrapping on a pipe; the old spellings work for one release and
-say once on stderr that they are deprecated.
+once, no emoji codes, no 80-column wrapping on a pipe.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ import pytest
 
 from wheelspec.conformance.check.corpus import corpus_dir
 from wheelspec.conformance.cli import COMMANDS, build_parser, main
-from wheelspec.conformance.cli.campaign import TRACES_UNDER_OUT
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a corpus scenario every implementation runs (timer only)
@@ -72,6 +70,7 @@ def test_every_command_with_a_json_report_is_listed_here():
     assert have_json == set(_json_argv(Path("."))), have_json
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(_json_argv(Path("."))))
 def test_json_dash_prints_one_json_document_on_stdout(command, tmp_path, capsys):
     code, out, err = run(_json_argv(tmp_path)[command] + ["--json", "-"], capsys)
@@ -99,7 +98,7 @@ def test_analyze_json_never_overwrites_a_trace(tmp_path, capsys):
     trace = tmp_path / "t.parquet"
     assert run(["analyze", "--synthetic", "300", "--save-trace", str(trace)], capsys)[0] == 0
     before = trace.read_bytes()
-    code, _, err = run(["analyze", "--json", str(trace)], capsys)   # the old flag, then a trace
+    code, _, err = run(["analyze", "--json", str(trace)], capsys)   # a trace typed after the flag
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--json -" in err
     assert trace.read_bytes() == before
 
@@ -181,48 +180,11 @@ def test_every_help_has_examples_and_exit_codes(command, capsys):
     assert "[FILE]" not in text and "[DIR]" not in text   # a value-taking option shows its value
 
 
-# ------------------------------------------------------------------ deprecated spellings --------
-@pytest.mark.parametrize("argv, dest, value, line", [
-    (["campaign", "--seeds", "5", "--seeds", "6"], "schedules", 6,
-     "wheelspec campaign: --seeds is deprecated, use --schedules"),
-    (["campaign", "--json"], "json", "-", "wheelspec campaign: --json with no FILE is deprecated, use --json -"),
-    (["campaign", "--trace-out"], "trace_out", TRACES_UNDER_OUT,
-     "wheelspec campaign: --trace-out with no DIR is deprecated, use --trace-out DIR"),
-    (["analyze", "x.parquet", "--json"], "json", "-",
-     "wheelspec analyze: --json with no FILE is deprecated, use --json -"),
-    (["matrix", "--impls", "reference,optimized", "--impls", "asyncio"], "impl", ["reference", "optimized", "asyncio"],
-     "wheelspec matrix: --impls is deprecated, use --impl (repeated)"),
-    (["matrix", "--impl", "reference", "--impls", "optimized"], "impl", ["reference", "optimized"],
-     "wheelspec matrix: --impls is deprecated, use --impl (repeated)"),
-    (["bench", "--impls", "heapq,sched"], "impl", ["heapq", "sched"],
-     "wheelspec bench: --impls is deprecated, use --impl (repeated)"),
-    (["bench", "--timeout-ms", "500"], "timeout", 0.5,
-     "wheelspec bench: --timeout-ms is deprecated, use --timeout SECONDS"),
-])
-def test_deprecated_spellings_work_and_say_so_once(capsys, argv, dest, value, line):
-    args = build_parser().parse_args(argv)
-    assert getattr(args, dest) == value
-    err = capsys.readouterr().err
-    assert err == line + "\n"
-
-
-def test_deprecated_campaign_flags_end_to_end(tmp_path, capsys):
-    out = tmp_path / "c"
-    code, stdout, err = run(["campaign", "--impl", "reference", "--kinds", "timer", "--seeds", "4", "--chunk", "4",
-                             "--engine", "local", "--workers", "1", "--out", str(out), "--trace-out", "--json"],
-                            capsys)
-    assert code == 0, err
-    assert json.loads(stdout)["schedules"] == 4
-    assert sum("is deprecated" in x for x in err.splitlines()) == 3
-    assert list((out / "traces" / "timer").glob("*.parquet"))   # the flag meant OUT/traces
-
-
 def test_campaign_trace_out_dir(tmp_path, capsys):
     code, _, err = run(["campaign", "--impl", "reference", "--kinds", "timer", "--schedules", "4", "--chunk", "4",
                         "--engine", "local", "--workers", "1", "--out", str(tmp_path / "c"),
                         "--trace-out", str(tmp_path / "tr"), "--json", str(tmp_path / "s.json")], capsys)
     assert code == 0, err
-    assert "deprecated" not in err
     assert list((tmp_path / "tr" / "timer").glob("*.parquet"))
     assert not (tmp_path / "c" / "traces").exists()
     # a resume with the traces elsewhere is another campaign: refused, naming --trace-out
@@ -230,11 +192,6 @@ def test_campaign_trace_out_dir(tmp_path, capsys):
                         "--engine", "local", "--workers", "1", "--out", str(tmp_path / "c"),
                         "--trace-out", str(tmp_path / "tr2")], capsys)
     assert code == 2 and "--trace-out" in err
-
-
-def test_a_bad_value_of_a_deprecated_spelling_names_that_spelling(capsys):
-    code, out, err = run(["campaign", "--seeds", "0"], capsys)
-    assert code == 2 and "argument --seeds" in err and len(err.strip().splitlines()) == 1 and out == ""
 
 
 # ------------------------------------------------------------------ printing --------------------
@@ -289,3 +246,8 @@ def test_a_real_pipe_gets_plain_unwrapped_text(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "\x1b[" not in p.stdout
     assert any(len(x) > 80 for x in p.stdout.splitlines())
+
+
+def test_python_dash_m_wheelspec_is_the_command():
+    out = subprocess.run([sys.executable, "-m", "wheelspec", "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("wheelspec "), out

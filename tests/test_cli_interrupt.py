@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from wheelspec.conformance.cli.interrupt import Interrupted, atomic_write_text, deferred, signals_raise
+from wheelspec.conformance.interrupt import Interrupted, atomic_write_text, deferred, signals_raise
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals (SIGTERM as an exception)")
 
@@ -64,6 +64,7 @@ def _finish(proc: subprocess.Popen, sig: int) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig, code, name", [(signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM")])
 def test_a_signal_mid_campaign_keeps_every_verdict_in_json_junit_and_terminal(tmp_path, sig, code, name):
     proc, j, x = _start(tmp_path, "--impl", "reference", schedules=100_000)
@@ -92,6 +93,7 @@ def test_a_signal_mid_campaign_keeps_every_verdict_in_json_junit_and_terminal(tm
     assert f"{judged} (0)" in out and "INCOMPLETE" in out and f"interrupted by {name}" in out
 
 
+@pytest.mark.slow
 def test_a_signal_during_the_second_implementation_keeps_the_first_whole(tmp_path):
     proc, j, x = _start(tmp_path, "--impl", "reference", "--impl", "reference-subprocess", "--impl", "optimized",
                         "--no-corpus", "--kinds", "timer", schedules=3000)

@@ -139,6 +139,7 @@ def _plant_lost_wakeup(history: list[Operation]) -> tuple[list[Operation], int]:
     raise AssertionError("no check completed an operation made completable before it")
 
 
+@pytest.mark.slow
 def test_real_thread_history_10k_over_100_keys_and_a_planted_lost_wakeup(tmp_path) -> None:
     """The acceptance figure (printed): 10 000 calls from 4 threads + a reaper, 100 keys."""
     from wheelspec.optimized import LockedSimulation

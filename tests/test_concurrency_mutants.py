@@ -19,7 +19,7 @@ from wheelspec.reference.interleave import hunt, replay, run_scenario
 from wheelspec.reference.mutants import MUTANTS, scenario_for
 from wheelspec.reference.scheduler import list_chooser, pct_chooser, segment_chooser
 
-#: the bound on examples-to-detection each mutant must meet (measured: see docs/CONCURRENCY.md)
+#: the bound on examples-to-detection each mutant must meet (measured: see docs/design/CONCURRENCY.md)
 BOUND = 1000
 #: the calls in the smallest non-linearizable window of each race's history
 WINDOWS = {"no-second-try": ["CheckAndComplete", "SetCompletable", "Watch"],
@@ -31,6 +31,7 @@ EXPECTED = {"no-second-try": "lost-wakeup", "trylock-check": "lost-wakeup", "ung
             "check-holds-shard-lock": "deadlock"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
 def test_mutant_is_found_shrunk_and_replayable(mutant: str) -> None:
     scenario = scenario_for(mutant)
@@ -79,6 +80,7 @@ def test_pct_schedules_find_every_mutant(mutant: str) -> None:
     print(f"\nPCT found {mutant} after {hit + 1} runs")
 
 
+@pytest.mark.slow
 def test_deadlock_report_names_each_thread_position() -> None:
     scenario = scenario_for("check-holds-shard-lock")
     found = hunt(scenario, ["check-holds-shard-lock"], max_examples=BOUND, seed=1)

@@ -5,11 +5,13 @@ and watched / numDelayed bounds at quiescence."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wheelspec.reference.interleave import ConcurrentScenario, run_scenario, schedules
+from wheelspec.reference.concurrent_scenario import ConcurrentScenario
+from wheelspec.reference.interleave import run_scenario, schedules
 from wheelspec.reference.scheduler import list_chooser, pct_chooser, segment_chooser
 from wheelspec.spec import ops
 
@@ -59,6 +61,7 @@ def scenarios(draw):
                     purge_interval=draw(st.sampled_from([0, 1, 1000])), shards=draw(st.sampled_from([1, 512])))
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150, 600))
 @given(data=st.data())
 def test_every_property_holds_on_random_interleavings(data) -> None:

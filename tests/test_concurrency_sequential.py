@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -52,6 +53,7 @@ def programs(draw):
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150, 600))
 @given(program=programs(), tick=st.sampled_from([1, 1, 3, 10]), wheel=st.sampled_from([2, 3, 4, 20]),
        purge=st.sampled_from([0, 1, 3, 1000]))

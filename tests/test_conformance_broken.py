@@ -68,12 +68,14 @@ def test_broken_fixture_is_caught_with_a_minimal_counterexample(name, tmp_path):
     assert main(["replay", str(path), "--impl", "reference"]) == 0
 
 
+@pytest.mark.slow
 def test_same_seed_same_counterexample():
     a = _first_failure("no-requeue", "timer")[2]
     b = _first_failure("no-requeue", "timer")[2]
     assert (a.seed, a.counterexample.to_dict()) == (b.seed, b.counterexample.to_dict())
 
 
+@pytest.mark.slow
 def test_broken_fixtures_also_fail_the_corpus():
     """The scenario corpus alone catches the timer bugs that a Kafka test fact exposes."""
     from wheelspec.conformance.check.corpus import load_corpus, run_scenario
@@ -108,7 +110,7 @@ def test_one_try_is_not_observable_without_the_race():
     that flag cleared all pass; with it, they catch the fixture: see CAUGHT.)"""
     import dataclasses
 
-    from wheelspec.conformance.check.campaign import generate
+    from wheelspec.conformance.check.generate import generate
     from wheelspec.spec import ops
 
     adapter = broken.FACTORIES["one-try"]()

@@ -12,7 +12,8 @@ from fixtures.broken import SizeRefuser
 
 from wheelspec.conformance.adapters import reference_adapter, resolve
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response
-from wheelspec.conformance.check.campaign import KINDS, generate, run_seed_range
+from wheelspec.conformance.check.campaign import run_seed_range
+from wheelspec.conformance.check.generate import KINDS, generate
 from wheelspec.conformance.check.judge import judge, oracle_failures, oracle_mode
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.spec import events as ev
@@ -161,7 +162,7 @@ from hypothesis import strategies as st  # noqa: E402 - likewise
 @given(kind=st.sampled_from(KINDS), seed=st.integers(0, 2**63 - 1))
 def test_reference_passes_any_seed_hypothesis_explores(kind, seed):
     """Beyond the fixed seed ranges of `wheelspec check`, Hypothesis explores the whole seed space
-    (and would shrink a failing seed toward 0; the schedule itself is shrunk by conformance/shrink)."""
+    (and would shrink a failing seed toward 0; the schedule itself is shrunk by conformance/check/shrink.py)."""
     a = reference_adapter()
     out = run_seed_range(a, a.hello().capabilities, kind, [seed], shrink=False)[0]
     assert out.ok, (seed, out.failures[:1])

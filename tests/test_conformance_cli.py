@@ -88,6 +88,7 @@ def test_replay_of_a_malformed_file_names_the_file_and_step(tmp_path, capsys):
     assert f"{p}: steps[0]: operation 'add': missing field 'delay'" in err
 
 
+@pytest.mark.slow
 def test_a_real_time_adapter_is_refused_clearly(tmp_path, capsys):
     script = tmp_path / "rt.py"
     script.write_text("import sys, json\n"

@@ -60,6 +60,7 @@ def test_expectations_are_checked_not_skipped_for_the_reference():
                 and r.name != "kafka/mock-timer-size-counts-cancelled"]
 
 
+@pytest.mark.slow
 @pytest.mark.external("node")
 def test_js_heap_timer_passes_through_the_subprocess_path():
     if NODE is None:

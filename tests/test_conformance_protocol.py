@@ -95,7 +95,7 @@ def test_serve_answers_every_request_type_in_process():
 
 
 def _sessions():
-    text = (ROOT / "docs" / "PROTOCOL.md").read_text()
+    text = (ROOT / "docs" / "guides" / "PROTOCOL.md").read_text()
     return re.findall(r"```\n(> .*?)```", text, re.S)
 
 
@@ -116,7 +116,7 @@ def test_protocol_page_has_two_example_sessions():
 
 @pytest.mark.external("node")
 def test_protocol_page_timer_session_is_what_the_js_adapter_says():
-    """The full example session on docs/PROTOCOL.md, replayed byte for byte against the JS adapter."""
+    """The full example session on docs/guides/PROTOCOL.md, replayed byte for byte against the JS adapter."""
     if NODE is None:
         pytest.fail("node is not installed: the JavaScript adapter fixture needs it "
                     "(bash .ci/system-deps, or apt-get install nodejs)")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, SubprocessAdapter
-from wheelspec.conformance.check.campaign import generate
+from wheelspec.conformance.check.generate import generate
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.cli import main
 
@@ -39,6 +39,7 @@ def _drive(mode: str, n: int = -1) -> str:
     pytest.fail(f"bad adapter mode {mode!r} was not detected")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, n, words", [
     ("hang-start", -1, r"request #0 \"hello\": no response within 3 s"),
     ("wrong-version", -1, r"request #0 \"hello\": speaks protocol version 99, this runner speaks 1"),
@@ -86,6 +87,7 @@ def test_check_exits_2_with_one_line_and_keeps_partial_results(tmp_path, capsys)
     assert "<error" in junit.read_text()
 
 
+@pytest.mark.slow
 def test_cli_process_prints_no_traceback_for_a_hanging_adapter(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "wheelspec", "check",
                            "--impl", f"cmd:{sys.executable} {BAD} hang-start",

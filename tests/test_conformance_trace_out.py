@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from wheelspec.conformance.cli import main
 from wheelspec.conformance.traces.format import read_trace, table_to_histories
@@ -35,6 +36,7 @@ def test_check_writes_one_trace_per_implementation_and_analyze_accepts_it(tmp_pa
     assert main(["analyze", str(out), "--engine", "local"]) == 0
 
 
+@pytest.mark.slow
 def test_a_broken_timer_trace_fails_the_analysis(tmp_path: Path) -> None:
     out = tmp_path / "traces"
     rc = main(["check", "--impl", "tests.fixtures.broken:fires_twice", "--no-corpus", "--kinds", "timer",

@@ -116,6 +116,7 @@ def test_the_served_reference_declares_exactly_what_it_was_asked(served):
         decl.profile, decl.protocol, decl.executor_order, decl.reports_try_complete)
 
 
+@pytest.mark.slow
 def test_every_scenario_meets_its_expectations_on_the_reference(served):
     decl, adapter = served
     assert not inconsistencies(adapter, adapter.hello().capabilities, CORPUS)

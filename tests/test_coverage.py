@@ -13,10 +13,11 @@ from rich.console import Console
 from wheelspec.conformance.adapters import reference_adapter
 from wheelspec.conformance.adapters.protocol import Config
 from wheelspec.conformance.check import coverage
-from wheelspec.conformance.check.campaign import KINDS, run_seed_range
+from wheelspec.conformance.check.campaign import run_seed_range
+from wheelspec.conformance.check.defaults import DEFAULT_SCHEDULES
+from wheelspec.conformance.check.generate import KINDS
 from wheelspec.conformance.check.judge import oracle_run
 from wheelspec.conformance.check.report import ImplReport, print_summary, write_json, write_junit
-from wheelspec.conformance.cli.check import DEFAULT_SCHEDULES
 from wheelspec.spec import ops
 
 

@@ -1,4 +1,4 @@
-"""A declared range (``capabilities.ranges`` as an object, docs/PROTOCOL.md section 4.4): how it is
+"""A declared range (``capabilities.ranges`` as an object, docs/guides/PROTOCOL.md section 4.4): how it is
 read and refused, how the campaign keeps a schedule inside it, and, end to end, that a toy wheel
 accepting delays 1..4095 only (tests/fixtures/narrow_wheel.py) gets one ``ranges`` finding and
 passes everything else when it declares its range, still fails when it has a real bug, and drowns
@@ -14,9 +14,10 @@ import pytest
 
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, DeclaredRanges
-from wheelspec.conformance.check.campaign import generate, narrow, narrow_config
 from wheelspec.conformance.check.corpus import DECLARED_RANGES, load_corpus, run_scenario
-from wheelspec.conformance.check.judge import declared_out, out_of_range
+from wheelspec.conformance.check.generate import generate
+from wheelspec.conformance.check.judge import declared_out
+from wheelspec.conformance.check.narrow import narrow, narrow_config, out_of_range
 from wheelspec.conformance.cli import main
 from wheelspec.spec import limits, ops
 from wheelspec.spec.errors import ProtocolError, UserError
@@ -121,6 +122,7 @@ def findings(rep: dict) -> list[dict]:
             + [f for o in rep["campaign"]["failures"] for f in o["failures"]])
 
 
+@pytest.mark.slow
 def test_declared_toy_wheel_gets_one_ranges_finding_and_passes_the_rest(tmp_path):
     code, rep = check(tmp_path, "factory", "--schedules", "300")
     assert code == 1
@@ -137,6 +139,7 @@ def test_declared_toy_wheel_gets_one_ranges_finding_and_passes_the_rest(tmp_path
     assert all(s["note"].startswith("needs a purgatory") for s in rep["scenarios"] if s["status"] == "n/a")
 
 
+@pytest.mark.slow
 def test_a_planted_order_bug_is_still_found(tmp_path):
     code, rep = check(tmp_path, "reversed_ties", "--schedules", "100")
     assert code == 1
@@ -146,6 +149,7 @@ def test_a_planted_order_bug_is_still_found(tmp_path):
     assert rep["verdicts"]["kafka"] == "fail"
 
 
+@pytest.mark.slow
 def test_the_same_toy_without_the_declaration_drowns_in_refused_valid(tmp_path):
     code, rep = check(tmp_path, "undeclared", "--schedules", "100", "--max-failures", "100")
     assert code == 1

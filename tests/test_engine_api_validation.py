@@ -1,4 +1,4 @@
-"""The engines' public APIs validate atomically and strictly (docs/ENGINE.md, "API validation").
+"""The engines' public APIs validate atomically and strictly (docs/design/ENGINE.md, "API validation").
 
 * Atomic: a batch with a bad element anywhere raises and leaves every array of the structure (and
   of its timer) exactly as it was, capacity included.

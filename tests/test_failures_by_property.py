@@ -32,7 +32,7 @@ def _seeds(n: int) -> tuple[list[int], list[int]]:
     """Among timer seeds 0..n-1: those whose schedule asks ``size`` (the frequent bug fails them)
     and those with an add the rare bug refuses (read off the generator, not hard-coded)."""
     from tests.fixtures.two_bugs import RARE_DELAYS
-    from wheelspec.conformance.check.campaign import generate
+    from wheelspec.conformance.check.generate import generate
     from wheelspec.spec import ops
 
     schedules = [generate("timer", s)[1] for s in range(n)]
@@ -103,6 +103,7 @@ def test_a_rare_property_behind_a_frequent_one_gets_its_own_counterexample(tmp_p
         assert props[prop]["counterexample"] in failure.get("message", "")
 
 
+@pytest.mark.slow
 def test_accepting_the_frequent_property_leaves_the_exit_code_to_the_rare_one(tmp_path, at_root, capsys, seeds):
     n, size, rare = seeds
     code, impl, junit = _check(tmp_path / "a", "--schedules", str(n), "--accept", "size")
@@ -155,6 +156,7 @@ def test_each_property_is_shrunk_a_bounded_number_of_times(at_root):
         assert any(f.prop == "refused-valid" for f in run_scenario(adapter, caps, cx).failures)
 
 
+@pytest.mark.slow
 def test_two_workers_group_failures_as_one(tmp_path, at_root, seeds):
     n, _, _ = seeds
     one, two, out1, out2 = _same_reports(tmp_path, "--impl", IMPL, "--no-corpus", "--kinds", "timer",
@@ -182,6 +184,7 @@ def test_the_library_accepts_a_property(tmp_path, at_root, seeds):
 HANG_ONCE = ROOT / "tests" / "fixtures" / "hang_once_adapter.py"
 
 
+@pytest.mark.slow
 def test_a_timeout_that_does_not_recur_is_responds_saying_what_each_run_did(tmp_path):
     marker = tmp_path / "stalled"
     impl = f"cmd:{sys.executable} {HANG_ONCE} {marker}"
@@ -238,6 +241,7 @@ def test_a_failure_whose_rerun_times_out_keeps_its_findings_and_says_what_the_re
     assert o.counterexample is not None and len(o.counterexample.ops) == o.ops  # the whole schedule
 
 
+@pytest.mark.slow
 def test_a_scenario_failing_only_accepted_properties_is_accepted(tmp_path, at_root):
     impl = "tests.fixtures.two_bugs:size_only"
     j, x = tmp_path / "r.json", tmp_path / "r.xml"

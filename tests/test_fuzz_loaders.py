@@ -121,6 +121,7 @@ def reference():
 
 
 # ------------------------------------------------------------------ scenario files --------------
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_fuzz_scenario_json(reference, data):
@@ -192,6 +193,7 @@ def _mutate_bytes(b: bytes, data: st.DataObject) -> bytes:
     return bytes(b)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_fuzz_scenario_bytes(tmp_path_factory, data):
@@ -229,6 +231,7 @@ def _recorded_history() -> str:
 HISTORY_LINES = _recorded_history().splitlines()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_fuzz_history_files(data):
@@ -270,6 +273,7 @@ INT_COLUMNS = [f.name for f in TRACE_SCHEMA if pa.types.is_int64(f.type)]
 REQUIRED_BY_SOME_KIND = sorted({c for cols in KIND_COLUMNS.values() for c in cols})
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_fuzz_traces(data):
@@ -350,13 +354,13 @@ OPTIONS: dict[str, list[str]] = {
     "check": ["--timeout", "--start-timeout", "--schedules", "--seed", "--kinds", "--max-failures", "--trace-out",
               "--json", "--junit-xml", "--out", "--impl", "--scenarios"],
     "replay": ["--timeout", "--start-timeout", "--json", "--junit-xml", "--impl"],
-    "campaign": ["--workers", "--schedules", "--seeds", "--start", "--chunk", "--kinds", "--out", "--engine", "--impl",
+    "campaign": ["--workers", "--schedules", "--start", "--chunk", "--kinds", "--out", "--engine", "--impl",
                  "--trace-out", "--json"],
     "linearize": ["--time-limit", "--max-states", "--threads", "--ops", "--keys", "--seed", "--save"],
     "analyze": ["--out", "--max-rows", "--synthetic", "--seed", "--lateness-ms", "--save-trace", "--engine"],
     "bench": ["--budget", "--repeat", "--curve-rounds", "--tick", "--wheel-size", "--rate", "--pct50", "--timeout",
-              "--keys", "--sizes", "--workloads", "--impl", "--impls", "--timeout-ms", "--json"],
-    "matrix": ["--impl", "--impls", "--schedules", "--rt-runs", "--rt-tasks", "--slack", "--out", "--json"],
+              "--keys", "--sizes", "--workloads", "--impl", "--json"],
+    "matrix": ["--impl", "--schedules", "--rt-runs", "--rt-tasks", "--slack", "--out", "--json"],
     "realtime": ["--runs", "--seed", "--tasks", "--tick", "--slack", "--out", "--json"],
     "races": ["--examples", "--seed", "--clean"],
     "prove": ["--timeout"],
@@ -366,7 +370,7 @@ PARSER = build_parser()   # parsing does not change a parser: one for every exam
 CONTRACTS = {
     "timeout": lambda v: v > 0 and v != float("inf"), "start_timeout": lambda v: 0 < v < float("inf"),
     "time_limit": lambda v: 0 < v < float("inf"), "budget": lambda v: 0 < v < float("inf"),
-    "workers": lambda v: v is None or v >= 1, "seeds": lambda v: v >= 1, "threads": lambda v: v >= 1,
+    "workers": lambda v: v is None or v >= 1, "threads": lambda v: v >= 1,
     "max_failures": lambda v: v >= 0, "schedules": lambda v: v >= 0, "max_rows": lambda v: v >= 0,
     "kinds": lambda v: all(x.strip() for x in v.split(",")), "seed": lambda v: 0 <= v < 2**63,
     "start": lambda v: 0 <= v < 2**63,

@@ -120,10 +120,13 @@ def test_spark_engine_without_pyspark_is_one_line(command, monkeypatch, tmp_path
 def test_docs_lists_and_prints_the_shipped_pages(capsys):
     assert main(["docs"]) == 0
     listed = capsys.readouterr().out
-    for name in ("PROTOCOL", "SEMANTICS", "SPARK", "TRACE_FORMAT", "heap_timer.js"):
-        assert f"\n{name} " in "\n" + listed
-    assert main(["docs", "docs/protocol.md"]) == 0
-    assert capsys.readouterr().out == (ROOT / "docs" / "PROTOCOL.md").read_text()
+    for name in ("PROTOCOL", "SEMANTICS", "SPARK", "TRACE_FORMAT", "ENGINE", "MATRIX", "heap_timer.js"):
+        assert f"\n  {name} " in listed
+    for folder in ("guides", "design", "results", "spec", "examples"):
+        assert f"{folder}: " in listed
+    for name in ("PROTOCOL", "docs/protocol.md", "docs/guides/PROTOCOL.md"):
+        assert main(["docs", name]) == 0
+        assert capsys.readouterr().out == (ROOT / "docs" / "guides" / "PROTOCOL.md").read_text()
     assert main(["docs", "--path", "heap_timer.js"]) == 0
     assert Path(capsys.readouterr().out.strip()) == ROOT / "docs" / "examples" / "heap_timer.js"
     assert main(["docs", "NOPE"]) == 2
@@ -161,7 +164,7 @@ def test_the_example_adapter_ships_with_the_docs():
 
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert data["package-dir"]["wheelspec.docs"] == "docs" and "wheelspec.docs" in data["packages"]
-    assert "examples/*" in data["package-data"]["wheelspec.docs"]
+    assert {"guides/*.md", "design/*.md", "results/*.md", "examples/*"} <= set(data["package-data"]["wheelspec.docs"])
     assert (ROOT / "docs" / "examples" / "heap_timer.js").is_file()
 
 
@@ -251,7 +254,9 @@ def test_the_built_wheel_runs_every_documented_command_with_the_base_install(ins
     rc, out, _ = _wheelspec(installed, "docs")
     assert rc == 0 and "PROTOCOL" in out and "heap_timer.js" in out
     rc, out, _ = _wheelspec(installed, "docs", "PROTOCOL")
-    assert rc == 0 and out == (src / "docs" / "PROTOCOL.md").read_text()
+    assert rc == 0 and out == (src / "docs" / "guides" / "PROTOCOL.md").read_text()
+    rc, out, _ = _wheelspec(installed, "docs", "ENGINE")
+    assert rc == 0 and out == (src / "docs" / "design" / "ENGINE.md").read_text()
     rc, out, _ = _wheelspec(installed, "docs", "--path", "heap_timer.js")
     assert rc == 0 and Path(out.strip()).is_file() and out.startswith(str(venv))
     rc, out, _ = _wheelspec(installed, "spark-entry")

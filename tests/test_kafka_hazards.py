@@ -169,6 +169,7 @@ def test_inside_the_ranges_there_is_no_hazard():
                     assert kafka_outcome(now, delay, tick, size) in ("due", "accepted"), (now, delay, tick, size)
 
 
+@pytest.mark.slow
 @pytest.mark.external("java")
 def test_the_jvm_agrees(tmp_path):
     if shutil.which("javac") is None or shutil.which("java") is None:

@@ -103,7 +103,7 @@ def _outcome(answer: dict) -> str:
 
 def boundary_session() -> list[tuple[dict, str]]:
     """Requests at wheelspec's range limits and one past them, each with the outcome the protocol
-    prescribes (docs/PROTOCOL.md, sections 2.2, 3 and 4.4), and what a timer-only adapter answers
+    prescribes (docs/guides/PROTOCOL.md, sections 2.2, 3 and 4.4), and what a timer-only adapter answers
     for the rest.  Built from spec/limits.py, the single source of the limits."""
     d, t, i = limits.MAX_DELAY_MS, limits.MAX_TIME_MS, limits.MAX_ID
     reset = {"tick_ms": 10, "wheel_size": 20, "start_ms": 5, "purge_interval": 1000}
@@ -160,6 +160,7 @@ def _check_boundaries(argv: list[str], cwd: Path, lang: str) -> None:
     assert code == 0, "the adapter must exit 0 after bye"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", [pytest.param(lang, marks=pytest.mark.external(TOOLS[lang])) for lang in sorted(KITS)])
 def test_init_adapter_build_and_check_lines_pass_from_an_empty_directory(tmp_path: Path, lang: str) -> None:
     tool = KITS[lang].tool
@@ -179,7 +180,7 @@ def test_init_adapter_build_and_check_lines_pass_from_an_empty_directory(tmp_pat
     assert "ranges: pass" in checked.stdout
 
 
-#: the kits that speak protocol version 2 (docs/PROTOCOL.md, section 10)
+#: the kits that speak protocol version 2 (docs/guides/PROTOCOL.md, section 10)
 V2_KITS = ("cpp", "go", "java", "javascript", "rust")
 
 
@@ -195,6 +196,7 @@ def _version_session(offered: list[int]) -> list[dict]:
             op("cancel", task=1), op("advance", time=10), op("size"), {"type": "bye"}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", [pytest.param(lang, marks=pytest.mark.external(TOOLS[lang])) for lang in V2_KITS])
 def test_kit_negotiates_protocol_2_and_cancels_a_task_never_added_as_kafka_does(tmp_path: Path, lang: str) -> None:
     """Offered 2, the kit answers protocol 2 with ``pipeline`` and a cancel of a task never added is
@@ -333,6 +335,7 @@ def test_log_protocol_on_check_records_a_reset_before_every_schedule(tmp_path: P
     assert [m["id"] for m in received] == [m["id"] for m in sent[:-1]]
 
 
+@pytest.mark.slow
 def test_log_protocol_records_what_went_wrong(tmp_path: Path, capsys) -> None:
     log = tmp_path / "t.txt"
     hang = ROOT / "tests" / "fixtures" / "hang_adapter.py"
@@ -391,6 +394,7 @@ def _rt_toy(tmp_path: Path, lang: str, early: bool = False) -> str:
 RT_LANGS = [pytest.param(lang, marks=pytest.mark.external(TOOLS[lang])) for lang in sorted(RT_TOYS)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", RT_LANGS)
 def test_realtime_part_passes_a_wall_clock_timer_and_catches_an_early_one(tmp_path: Path, capsys, lang: str) -> None:
     good = tmp_path / "good.json"
@@ -404,12 +408,14 @@ def test_realtime_part_passes_a_wall_clock_timer_and_catches_an_early_one(tmp_pa
     assert "before its deadline" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", RT_LANGS)
 def test_realtime_part_speaks_hello_refusals_and_bye(tmp_path: Path, lang: str) -> None:
     answers, code = _session([_rt_toy(tmp_path, lang)], tmp_path, [
         {"type": "hello", "protocol": 1, "protocols": [1, 2]},
-        {"type": "rt_run", "run_ms": 5, "ops": [{"at": 0, "kind": "add", "task": 1, "delay": 1},
-                                                {"at": 0, "kind": "add", "task": 1, "delay": 2},
+        # every answer below is ~100 ms or more away from a deadline, so it holds on a busy machine
+        {"type": "rt_run", "run_ms": 400, "ops": [{"at": 0, "kind": "add", "task": 1, "delay": 200},
+                                                {"at": 0, "kind": "add", "task": 1, "delay": 100},
                                                 {"at": 1, "kind": "cancel", "task": 7},
                                                 {"at": 1, "kind": "size"}]},
         {"type": "rt_run", "run_ms": 5, "ops": "no"},
@@ -424,7 +430,7 @@ def test_realtime_part_speaks_hello_refusals_and_bye(tmp_path: Path, lang: str) 
     # the re-add cancels the first schedule (true: it was pending), a task never added is false
     assert [o["result"] for o in run["ops"]] == [None, True, False, 1]
     assert [(f["task"], f["seq"]) for f in run["fires"]] == [(1, 1)] and run["unfired"] == 0
-    assert all(o["t_us"] >= 0 for o in run["ops"]) and run["fires"][0]["t_us"] >= run["ops"][1]["t_us"] + 2000
+    assert all(o["t_us"] >= 0 for o in run["ops"]) and run["fires"][0]["t_us"] >= run["ops"][1]["t_us"] + 100_000
     assert [_outcome(a) for a in answers[2:5]] == ["invalid", "invalid", "invalid"]
     assert "ops must be a list" in answers[2]["error"]["message"]
     assert "unknown kind" in answers[3]["error"]["message"]

@@ -1,4 +1,4 @@
-"""Every adapter kit declares a narrower range (docs/KITS.md, "A timer with a narrower range"): the
+"""Every adapter kit declares a narrower range (docs/guides/KITS.md, "A timer with a narrower range"): the
 toy timer of each kit, made to declare delays 1..4095 and clock readings 0..2^32-1 the way the
 kit's README says, answers the hello with that range, refuses outside it before the timer is
 called, and its `wheelspec check` shows the declaration as one ``ranges`` finding and nothing else.
@@ -40,6 +40,7 @@ def _built(lang: str, tmp_path: Path) -> str:
     return built_toy(lang, tmp_path, *DECLARE[lang])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", [pytest.param(lang, marks=pytest.mark.external(TOOLS[lang])) for lang in sorted(KITS)])
 def test_kit_declares_a_narrower_range_and_is_reported_once(tmp_path: Path, capsys, monkeypatch,
                                                              lang: str) -> None:

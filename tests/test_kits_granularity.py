@@ -1,4 +1,4 @@
-"""Every adapter kit declares a granularity (docs/KITS.md, "A coarse timer: a declared
+"""Every adapter kit declares a granularity (docs/guides/KITS.md, "A coarse timer: a declared
 granularity"): the toy timer of each kit, made to declare 7 ms of lateness and 3 ms of earliness
 the way the kit's README says, answers the hello with them, and its `wheelspec check` judges it
 against them (the toy heap timer is exact, so it passes, judged with the refusals-only oracle).
@@ -33,6 +33,7 @@ def _built(lang: str, tmp_path: Path) -> str:
     return built_toy(lang, tmp_path, *DECLARE[lang])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", [pytest.param(lang, marks=pytest.mark.external(TOOLS[lang])) for lang in sorted(KITS)])
 def test_kit_declares_a_granularity_and_is_judged_against_it(tmp_path: Path, capsys, monkeypatch, lang: str) -> None:
     run = _built(lang, tmp_path)

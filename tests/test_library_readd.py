@@ -27,8 +27,10 @@ from wheelspec.conformance.adapters.base import error_of, saved_config
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, decode_response
 from wheelspec.conformance.adapters.serve import serve
-from wheelspec.conformance.check.campaign import generate, narrow, run_seed_range
+from wheelspec.conformance.check.campaign import run_seed_range
+from wheelspec.conformance.check.generate import generate
 from wheelspec.conformance.check.judge import judge
+from wheelspec.conformance.check.narrow import narrow
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.cli import main
 from wheelspec.spec import events as ev
@@ -95,25 +97,25 @@ class HeapAdapter(LibraryTimerAdapter):
     profile = STRICT
     refuse: Callable[[int], Exception | None] = staticmethod(no_negative)
 
-    def _start(self, start_ms: int) -> None:
+    def start_library(self, start_ms: int) -> None:
         self.t = HeapTimer(start_ms, type(self).refuse)
 
-    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+    def schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
         return self.t.schedule(delay, callback)
 
-    def _deadline(self, handle: Any) -> int:
+    def deadline_of(self, handle: Any) -> int:
         return handle[0]
 
-    def _unschedule(self, handle: Any) -> bool:
+    def unschedule(self, handle: Any) -> bool:
         return self.t.cancel(handle)
 
-    def _advance(self, time: int) -> None:
+    def advance_clock(self, time: int) -> None:
         self.t.advance(time)
 
-    def _clock(self) -> int:
+    def read_clock(self) -> int:
         return self.t.now
 
-    def _size(self) -> int:
+    def count_pending(self) -> int:
         return self.t.size()
 
 
@@ -239,7 +241,7 @@ class EagerTimer(HeapTimer):
 class EagerAdapter(HeapAdapter):
     refuse = staticmethod(lambda delay: None)
 
-    def _start(self, start_ms: int) -> None:
+    def start_library(self, start_ms: int) -> None:
         self.t = EagerTimer(start_ms, type(self).refuse)
 
 
@@ -287,27 +289,27 @@ class KeyedAdapter(LibraryTimerAdapter):
     profile = STRICT
     ranges = "unbounded"
 
-    def _start(self, start_ms: int) -> None:
+    def start_library(self, start_ms: int) -> None:
         self.t = KeyedTimer(start_ms)
         self.exp: dict[int, int] = {}
 
-    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> int:
+    def schedule(self, task: int, delay: int, callback: Callable[[], None]) -> int:
         # a large task id: the same key again is an equal int, not the same object
         return self.t.schedule(task + 10**6, delay, callback)
 
-    def _deadline(self, handle: int) -> int:
+    def deadline_of(self, handle: int) -> int:
         return self.t.entries[handle][0] if handle in self.t.entries else self.t.now
 
-    def _unschedule(self, handle: int) -> bool:
+    def unschedule(self, handle: int) -> bool:
         return self.t.unschedule(handle)
 
-    def _advance(self, time: int) -> None:
+    def advance_clock(self, time: int) -> None:
         self.t.advance(time)
 
-    def _clock(self) -> int:
+    def read_clock(self) -> int:
         return self.t.now
 
-    def _size(self) -> int:
+    def count_pending(self) -> int:
         return len(self.t.entries)
 
 
@@ -381,7 +383,7 @@ class FixedWheel(HeapAdapter):
     wheel_size = 4096
     early = 0
 
-    def _advance(self, time: int) -> None:
+    def advance_clock(self, time: int) -> None:
         self.t.now = time
         self.t.now += self.early   # the bug: the heap runs what is due 1 ms later
         self.t.run_due()
@@ -477,7 +479,7 @@ class WindowTimer(HeapAdapter):
     refuse = staticmethod(lambda delay: None)
     tick_ms = 10
 
-    def _start(self, start_ms: int) -> None:
+    def start_library(self, start_ms: int) -> None:
         self.t = WindowHeap(start_ms, type(self).refuse)
 
 
@@ -496,12 +498,13 @@ def test_the_kafka_profile_is_judged_with_the_declared_tick() -> None:
 
 # ------------------------------------------------------------------ 5. a kit's toy timer ----------
 #: the JavaScript kit's toy timer made to refuse negative delays, checked before it touches the
-#: task's entry (as docs/KITS.md asks of a refused add)
+#: task's entry (as docs/guides/KITS.md asks of a refused add)
 REFUSING_ADD = """  add(task, delay, fire) {
     if (delay < 0) throw new Refusal("invalid", `delay ${delay} is negative`);
 """
 
 
+@pytest.mark.slow
 @pytest.mark.external("node")
 def test_a_kits_toy_timer_refusing_a_re_add_keeps_the_old_entry(tmp_path: Path) -> None:
     import shutil

@@ -32,6 +32,7 @@ def test_responds_is_a_registered_property_of_the_run_judge():
     assert properties.is_registered("responds", properties.RUN)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture, words", [(HANG, "no response within 1 s"), (CRASH, "exited with code 3")])
 def test_hang_or_crash_yields_a_small_replayable_counterexample_and_the_other_verdicts(tmp_path, capsys,
                                                                                        fixture, words):
@@ -63,6 +64,7 @@ def test_hang_or_crash_yields_a_small_replayable_counterexample_and_the_other_ve
     assert again["scenarios"][0]["failures"][0]["prop"] == "responds"
 
 
+@pytest.mark.slow
 def test_the_failing_schedule_ends_at_the_request_that_hung_and_shrinks_to_the_pattern():
     a = SubprocessAdapter([sys.executable, str(CRASH)], timeout=5)
     try:
@@ -81,6 +83,7 @@ def test_the_failing_schedule_ends_at_the_request_that_hung_and_shrinks_to_the_p
     assert a.restarts > 0
 
 
+@pytest.mark.slow
 def test_a_corpus_scenario_that_hangs_is_a_finding_and_the_next_scenario_runs(tmp_path):
     a = SubprocessAdapter([sys.executable, str(HANG)], timeout=1)
     try:

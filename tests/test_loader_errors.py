@@ -174,6 +174,7 @@ def test_a_history_file_that_is_not_utf8_names_its_line(tmp_path, capsys):
     _one_line_error(code, err, "h.jsonl:2", "not UTF-8")
 
 
+@pytest.mark.slow
 def test_linearize_stops_at_its_time_limit_with_an_undecided_verdict(tmp_path, capsys):
     """300 overlapping adds of one task: 2^300 orders.  The search stops at the wall-clock limit
     and says so; it is neither a pass nor a violation."""
@@ -284,6 +285,7 @@ def test_analyze_out_unwritable_is_refused_before_the_analysis(tmp_path, capsys)
     assert out == "" and not list(tmp_path.glob("**/*.parquet"))
 
 
+@pytest.mark.slow
 def test_report_text_is_never_parsed_as_mathtext(tmp_path):
     from wheelspec.conformance.traces.html_report import write_report
 
@@ -292,6 +294,7 @@ def test_report_text_is_never_parsed_as_mathtext(tmp_path):
     assert "$\\frac{$" in page.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.external("spark")
 @pytest.mark.timeout(600)
 def test_spark_refuses_a_string_seq_in_one_line(spark, tmp_path):
@@ -319,7 +322,7 @@ def test_spark_refuses_a_string_seq_in_one_line(spark, tmp_path):
     (["check", "--max-failures", "-1"], "argument --max-failures"),
     (["check", "--schedules", "-5"], "argument --schedules"),
     (["campaign", "--workers", "-3"], "argument --workers: must be an integer >= 1"),
-    (["campaign", "--seeds", "0"], "argument --seeds"),
+    (["campaign", "--schedules", "0"], "argument --schedules"),
     (["campaign", "--kinds", "timer,,purgatory"], "argument --kinds"),
     (["linearize", "--time-limit", "nan"], "argument --time-limit"),
     (["linearize", "--threads", "0"], "argument --threads"),
@@ -327,7 +330,7 @@ def test_spark_refuses_a_string_seq_in_one_line(spark, tmp_path):
     (["analyze", "--synthetic", "300", "--seed", "99999999999999999999999"], "argument --seed"),
     (["realtime", "--runs", "0"], "argument --runs"),
     (["bench", "--rate", "nan"], "argument --rate"),
-    (["matrix", "--impls", ","], "argument --impls"),
+    (["matrix", "--rt-tasks", "0"], "argument --rt-tasks"),
 ])
 def test_bad_arguments_are_one_line_before_any_work(capsys, argv, words):
     code, out, err = _run_main(argv, capsys)

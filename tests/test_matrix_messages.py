@@ -41,6 +41,7 @@ def _cut_inside_a_number(text: str, at: int) -> bool:
     return any(m.start() < at < m.end() for m in NUMBER.finditer(text))
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(TEXTS, st.integers(len(ELLIPSIS) + 1, 400))
 def test_clip_never_cuts_inside_a_number(text: str, limit: int) -> None:
@@ -152,6 +153,7 @@ def real_rows() -> list[Row]:
         os.chdir(here)
 
 
+@pytest.mark.slow
 def test_real_matrix_messages_are_whole(real_rows: list[Row]) -> None:
     messages = [f for r in real_rows for f in r.failures]
     assert len(messages) > 20 and any("allowed range" in m for m in messages)
@@ -163,6 +165,7 @@ def test_real_matrix_messages_are_whole(real_rows: list[Row]) -> None:
     assert (limits.MIN_DELAY_MS, limits.MAX_DELAY_MS) in bounds
 
 
+@pytest.mark.slow
 def test_real_matrix_renderings_never_cut_a_number(real_rows: list[Row]) -> None:
     assert_no_number_cut(real_rows)
     # and the JSON keeps every message whole

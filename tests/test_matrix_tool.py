@@ -42,24 +42,25 @@ def test_matrix_leaves_a_users_docs_untouched_and_writes_its_own_folder(user_dir
     assert _tree(user_dir / "docs") == before
     assert sorted(p.name for p in user_dir.iterdir()) == ["docs", "wheelspec-matrix"]
     md = (OUT / "MATRIX.md").read_text()
-    doc = json.loads((OUT / "results" / "matrix.json").read_text())
+    doc = json.loads((OUT / "matrix.json").read_text())
     assert doc["generated_by"] == "wheelspec matrix"
-    assert (OUT / "results" / "matrix.html").read_text().startswith(files.HTML_MARKER)
+    assert (OUT / "matrix.html").read_text().startswith(files.HTML_MARKER)
     # the user's implementation is a row of the table, judged (its early fires fail)
     rows = {r["name"]: r for r in doc["rows"]}
     assert set(rows) == {"stdlib-sched", USER_IMPL}
     assert rows[USER_IMPL]["cells"]["early bound"] == "FAIL"
     assert any(line.startswith(f"| {USER_IMPL} | virtual |") for line in md.splitlines())
     saved = [Path(c) for r in doc["rows"] for c in r["counterexamples"]]
-    assert saved and all(p.is_relative_to(OUT / "results" / "counterexamples") for p in saved)
+    assert saved and all(p.is_relative_to(OUT / "counterexamples") for p in saved)
     assert all(files.is_generated(p) for p in saved)
     out = capsys.readouterr().out  # the terminal output: the table, then the failures by shape
     assert "failures, grouped by shape" in out and f"{USER_IMPL} [no-early-fire]" in out
 
 
+@pytest.mark.slow
 def test_a_second_run_replaces_only_its_own_files(user_dir: Path) -> None:
     assert cli.main(ARGS) == ARGS_EXIT
-    cx = OUT / "results" / "counterexamples"
+    cx = OUT / "counterexamples"
     row_dir = next(p for p in cx.iterdir() if p.is_dir())
     foreign = {row_dir / "notes.txt": b"my notes\n", row_dir / "mine.json": b'{"source": "me"}\n',
                cx / "elsewhere" / "keep.json": b"{}\n"}
@@ -69,20 +70,20 @@ def test_a_second_run_replaces_only_its_own_files(user_dir: Path) -> None:
     stale = row_dir / "stale.json"  # a counterexample of an earlier run: the matrix's own
     stale.write_text(json.dumps({"wheelspec_scenario": 1, "name": "x", "source": files.generated_source("old"),
                                  "steps": []}))
-    (OUT / "results" / "matrix.json").write_text('{"generated_by": "wheelspec matrix", "old": true}\n')
-    plot = OUT / "results" / "matrix-lateness.png"  # an earlier run's plot (real-time rows): this run has none
+    (OUT / "matrix.json").write_text('{"generated_by": "wheelspec matrix", "old": true}\n')
+    plot = OUT / "matrix-lateness.png"  # an earlier run's plot (real-time rows): this run has none
     plot.write_bytes(b"\x89PNG\r\n\x1a\n" + b"tEXtComment\x00" + files.MARKER.encode())
     assert cli.main(ARGS) == ARGS_EXIT
     assert not plot.exists()
     assert {p: p.read_bytes() for p in foreign} == foreign
     assert not stale.exists()
-    assert "old" not in json.loads((OUT / "results" / "matrix.json").read_text())
-    doc = json.loads((OUT / "results" / "matrix.json").read_text())
+    assert "old" not in json.loads((OUT / "matrix.json").read_text())
+    doc = json.loads((OUT / "matrix.json").read_text())
     assert all(Path(c).exists() for r in doc["rows"] for c in r["counterexamples"])
 
 
-@pytest.mark.parametrize("target", ["MATRIX.md", "results/matrix.html", "results/matrix.json",
-                                    "results/matrix-lateness.png"])
+@pytest.mark.parametrize("target", ["MATRIX.md", "matrix.html", "matrix.json",
+                                    "matrix-lateness.png"])
 def test_a_foreign_file_at_a_target_is_refused_before_any_work(user_dir: Path, capsys, target: str) -> None:
     path = OUT / target
     path.parent.mkdir(parents=True)
@@ -94,7 +95,7 @@ def test_a_foreign_file_at_a_target_is_refused_before_any_work(user_dir: Path, c
 
 
 def test_a_foreign_file_where_a_counterexample_goes_is_refused(user_dir: Path, capsys) -> None:
-    path = OUT / "results" / "counterexamples" / "stdlib-sched" / "timer-largest-delay-and-one-past.json"
+    path = OUT / "counterexamples" / "stdlib-sched" / "timer-largest-delay-and-one-past.json"
     path.parent.mkdir(parents=True)
     path.write_text('{"wheelspec_scenario": 1, "name": "mine", "steps": []}\n')
     before = path.read_bytes()
@@ -104,7 +105,7 @@ def test_a_foreign_file_where_a_counterexample_goes_is_refused(user_dir: Path, c
 
 
 def test_a_foreign_file_where_a_real_time_schedule_goes_is_refused(user_dir: Path, capsys) -> None:
-    path = OUT / "results" / "counterexamples" / "asyncio-live" / "asyncio-live-realtime-0.json"
+    path = OUT / "counterexamples" / "asyncio-live" / "asyncio-live-realtime-0.json"
     path.parent.mkdir(parents=True)
     path.write_text('{"wheelspec_realtime_schedule": 1, "mine": true}\n')
     before = path.read_bytes()
@@ -115,7 +116,7 @@ def test_a_foreign_file_where_a_real_time_schedule_goes_is_refused(user_dir: Pat
 
 
 def test_out_docs_keeps_the_hand_written_part_of_a_generated_page(user_dir: Path) -> None:
-    """How the project's own docs/MATRIX.md is made: ``--out docs`` replaces the marked block."""
+    """How the project's own docs/results/MATRIX.md is made (``--out docs/results``): the marked block is replaced."""
     from wheelspec.conformance.matrix import MD_BEGIN, MD_END
 
     page = user_dir / "docs" / "MATRIX.md"

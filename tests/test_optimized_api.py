@@ -181,6 +181,7 @@ CORRUPTIONS = {
 }
 
 
+@pytest.mark.slow
 def test_debug_mode_passes_on_a_busy_timer() -> None:
     check_timer(busy_timer())
 

@@ -94,6 +94,7 @@ def run_batch(tick: int, wheel: int, start: int, stages: list, per_op: bool = Fa
     return fires + out, timer
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @settings(max_examples=examples(100, 250))
 @given(programs())
@@ -102,6 +103,7 @@ def test_batch_fires_like_the_reference(program: tuple) -> None:
     assert run_batch(tick, wheel, start, stages)[0] == run_reference(tick, wheel, start, stages)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @settings(max_examples=examples(40, 100))
 @given(programs())
@@ -137,6 +139,7 @@ def purgatory_programs(draw: st.DrawFn) -> tuple:
     return tick, wheel, purge, stages
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @settings(max_examples=examples(60, 150))
 @given(purgatory_programs())

@@ -77,6 +77,7 @@ def run_timer(debug: bool, tick: int, wheel: int, start: int, stages: list) -> t
     return out, [timer]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @settings(max_examples=examples(100, 300))
 @given(programs())
@@ -144,6 +145,7 @@ def run_purgatory(debug: bool, tick: int, wheel: int, purge: int, stages: list) 
     return out, p
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 @settings(max_examples=examples(80, 250))
 @given(purgatory_programs())
@@ -389,6 +391,7 @@ print(json.dumps(stats))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_both_builds_load_from_numba_cache_in_a_new_process() -> None:
     """A kernel factory built from closures would miss numba's cache in every new process (a

@@ -293,13 +293,14 @@ class GtLockstep(GtMixin, Lockstep):
 
 # The deeper CI profile runs several minutes per machine: a larger per-test timeout than the
 # suite's 120 s (which still guards the dev profile against a compiled loop that never ends).
-TestTimerLockstep = pytest.mark.timeout(600)(TimerLockstep.TestCase)
+# Every lockstep is slow: the fast suite leaves them to plain pytest and CI.
+TestTimerLockstep = pytest.mark.slow(pytest.mark.timeout(600)(TimerLockstep.TestCase))
 TestTimerLockstep.settings = settings(max_examples=examples(60, 200), stateful_step_count=60, deadline=None)
-TestLockstep = pytest.mark.timeout(600)(Lockstep.TestCase)
+TestLockstep = pytest.mark.slow(pytest.mark.timeout(600)(Lockstep.TestCase))
 TestLockstep.settings = settings(max_examples=examples(70, 180), stateful_step_count=60, deadline=None)
-TestExecutorLockstep = pytest.mark.timeout(600)(ExecutorLockstep.TestCase)
+TestExecutorLockstep = pytest.mark.slow(pytest.mark.timeout(600)(ExecutorLockstep.TestCase))
 TestExecutorLockstep.settings = settings(max_examples=examples(50, 150), stateful_step_count=60, deadline=None)
-TestGtTimerLockstep = pytest.mark.timeout(600)(GtTimerLockstep.TestCase)
+TestGtTimerLockstep = pytest.mark.slow(pytest.mark.timeout(600)(GtTimerLockstep.TestCase))
 TestGtTimerLockstep.settings = settings(max_examples=examples(40, 150), stateful_step_count=60, deadline=None)
-TestGtLockstep = pytest.mark.timeout(600)(GtLockstep.TestCase)
+TestGtLockstep = pytest.mark.slow(pytest.mark.timeout(600)(GtLockstep.TestCase))
 TestGtLockstep.settings = settings(max_examples=examples(50, 150), stateful_step_count=60, deadline=None)

@@ -1,4 +1,4 @@
-"""Pipelining (docs/PROTOCOL.md, section 11): an adapter declaring ``pipeline`` N under protocol 2 is
+"""Pipelining (docs/guides/PROTOCOL.md, section 11): an adapter declaring ``pipeline`` N under protocol 2 is
 sent up to N requests ahead of their answers, and the runs, histories and verdicts are exactly
 those of one request at a time.  A hang or crash mid-pipeline is the ``responds`` finding of the
 request that got no answer; a version-1 adapter, or one declaring no pipeline, is never sent a
@@ -51,6 +51,7 @@ def _served(name: str) -> list[str]:
     return serve_command(name)
 
 
+@pytest.mark.slow
 def test_a_served_engine_is_pipelined_and_gives_the_same_histories_and_verdicts():
     piped, piped_h, depth = _campaign(_served("reference"), range(0, 40))
     plain, plain_h, plain_depth = _campaign(_served("reference"), range(0, 40), pipeline=1)
@@ -60,6 +61,7 @@ def test_a_served_engine_is_pipelined_and_gives_the_same_histories_and_verdicts(
     assert all(o["ok"] for o in piped)
 
 
+@pytest.mark.slow
 def test_a_broken_served_implementation_fails_alike_pipelined_or_not(monkeypatch):
     monkeypatch.chdir(ROOT)  # serve imports tests.fixtures.broken from the repository root
     argv = [sys.executable, "-m", "wheelspec.conformance.adapters.serve", "tests.fixtures.broken:tries_completed"]
@@ -89,6 +91,7 @@ SCHEDULE = [ops.AddTask(1, 5), ops.AddTask(2, 9), ops.Size(), ops.AdvanceTo(4), 
             ops.AddTask(3, 1), ops.AdvanceTo(20), ops.Size(), ops.AddTask(4, 2), ops.AdvanceTo(30)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, reason, words", [("hang", "timeout", "no response within 1 s"),
                                                  ("crash", "exit", "exited with code 3")])
 def test_a_hang_or_crash_mid_pipeline_names_the_request_that_got_no_answer(mode, reason, words):
@@ -110,6 +113,7 @@ def test_a_hang_or_crash_mid_pipeline_names_the_request_that_got_no_answer(mode,
         a.close()
 
 
+@pytest.mark.slow
 def test_a_hang_mid_pipeline_is_the_responds_finding_of_that_operation():
     a = SubprocessAdapter([sys.executable, str(BAD), "hang", "7"], timeout=1)
     try:
@@ -135,6 +139,7 @@ def _config():
     return Config(1, 20, 0, 1000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv_tail", [["4", "v1"], ["1"]], ids=["version-1", "no-pipeline-declared"])
 def test_an_adapter_without_a_pipeline_is_never_sent_a_request_ahead(argv_tail):
     outs, _, depth = _campaign([sys.executable, str(WINDOW), *argv_tail], range(0, 15))
@@ -142,6 +147,7 @@ def test_an_adapter_without_a_pipeline_is_never_sent_a_request_ahead(argv_tail):
     assert all(o["ok"] for o in outs), [o["failures"] for o in outs if not o["ok"]][:1]
 
 
+@pytest.mark.slow
 def test_the_declared_window_is_kept():
     outs, _, depth = _campaign([sys.executable, str(WINDOW), "2"], range(0, 15))
     assert depth == 2  # used, and never more

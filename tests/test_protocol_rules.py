@@ -1,4 +1,4 @@
-"""The rules of docs/PROTOCOL.md that no other test pins, one test each (the document links here).
+"""The rules of docs/guides/PROTOCOL.md that no other test pins, one test each (the document links here).
 
 Each test drives wheelspec's own adapter side (``conformance/adapters/serve.py`` over in-memory
 streams), the runner side (``protocol.py``, ``subprocess_adapter.py``) or the judge, and checks the

@@ -1,4 +1,4 @@
-"""Protocol version 2 (docs/PROTOCOL.md, section 10): negotiated in the hello, a version-1
+"""Protocol version 2 (docs/guides/PROTOCOL.md, section 10): negotiated in the hello, a version-1
 adapter unchanged; ``resubmit``, ``try_complete`` events under ``reports_try_complete``, a cancel
 of a task never added answered false; the judge, the campaign and the corpus on both versions; the
 three purgatory bugs only version 2 makes visible, each caught by the campaign alone."""
@@ -27,9 +27,11 @@ from wheelspec.conformance.adapters.protocol import (
 )
 from wheelspec.conformance.adapters.serve import serve
 from wheelspec.conformance.adapters.subprocess_adapter import SubprocessAdapter
-from wheelspec.conformance.check.campaign import GENERATORS, generate, narrow, run_seed_range
+from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.check.corpus import load, run_scenario, scenario_from_dict
+from wheelspec.conformance.check.generate import GENERATORS, generate
 from wheelspec.conformance.check.judge import not_judged
+from wheelspec.conformance.check.narrow import narrow
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.cli import main
 from wheelspec.spec import events as ev
@@ -126,7 +128,7 @@ def test_a_try_complete_event_without_the_capability_is_a_protocol_error():
 
 
 def test_protocol_page_version_2_session_is_what_the_reference_says():
-    text = (ROOT / "docs" / "PROTOCOL.md").read_text()
+    text = (ROOT / "docs" / "guides" / "PROTOCOL.md").read_text()
     block = text[text.index("## 10. Protocol version 2"):]
     block = re.search(r"```\n(> .*?)```", block, re.S).group(1)
     lines = block.strip().split("\n")
@@ -140,6 +142,7 @@ def test_protocol_page_version_2_session_is_what_the_reference_says():
 
 
 # ------------------------------------------------------------------ judge and campaign -----------
+@pytest.mark.slow
 def test_the_call_pattern_is_judged_only_for_an_adapter_that_reports_it():
     assert "try-complete-calls" in not_judged(reference_adapter(reports_try_complete=False).hello().capabilities)
     assert "try-complete-calls" in not_judged(reference_v1().hello().capabilities)
@@ -274,6 +277,7 @@ BROKEN_V2 = {"skips-second-try": {"try-complete-calls"}, "tries-completed": {"tr
              "retimes-completed": {"num-delayed", "oracle"}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BROKEN_V2))
 def test_each_broken_purgatory_is_caught_by_the_campaign_alone(name, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)  # --impl module:factory imports from the current directory
@@ -311,6 +315,7 @@ def test_version_1_and_version_2_adapters_pass_check(impl, tmp_path, monkeypatch
     assert statuses["purgatory/resubmit-watched"] == ("pass" if v2 else "n/a")
 
 
+@pytest.mark.slow
 @pytest.mark.external("node")
 def test_the_javascript_version_1_adapter_passes_check_unchanged(tmp_path, monkeypatch):
     """The shipped JavaScript example speaks version 1 and knows nothing of ``protocols``: the

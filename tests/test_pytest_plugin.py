@@ -1,4 +1,4 @@
-"""The pytest plugin as pytest users expect it (docs/PYTEST.md), and the library API behind it.
+"""The pytest plugin as pytest users expect it (docs/guides/PYTEST.md), and the library API behind it.
 
 Each test builds a small project with pytest's ``pytester`` and runs pytest in it, in-process:
 the plugin is active there through its ``pytest11`` entry point, exactly as in a user's project.
@@ -140,6 +140,7 @@ def test_dash_k_selects_suite_items(project: pytest.Pytester) -> None:
     r.assert_outcomes(passed=1, deselected=N_CORPUS + 2)
 
 
+@pytest.mark.slow
 def test_junit_names_are_identical_across_seeds(project: pytest.Pytester) -> None:
     _ini(project, wheelspec_impl="reference", wheelspec_schedules=3)
     a = _junit(project, "--wheelspec-seed=0")
@@ -186,6 +187,7 @@ MYTIMER_FIXED = ("from wheelspec.conformance.adapters import reference_adapter\n
                  "def factory():\n    return reference_adapter()\n")
 
 
+@pytest.mark.slow
 def test_saved_counterexamples_are_replayed_first_and_stay_as_regression_tests(project: pytest.Pytester) -> None:
     impl = "mytimer:factory"
     project.makepyfile(mytimer=MYTIMER_BROKEN)
@@ -212,6 +214,7 @@ def test_saved_counterexamples_are_replayed_first_and_stay_as_regression_tests(p
     assert sorted(folder.glob("*.json")) == corpus
 
 
+@pytest.mark.slow
 def test_no_regressions_neither_replays_nor_saves_there(project: pytest.Pytester) -> None:
     _ini(project, wheelspec_impl=BROKEN, wheelspec_schedules=20)
     project.runpytest("wheelspec::campaign::timer").assert_outcomes(failed=1)
@@ -285,9 +288,18 @@ def test_an_unknown_accepted_property_is_a_usage_error(project: pytest.Pytester)
     assert "Traceback" not in r.stderr.str()
 
 
+@pytest.mark.slow
 def test_an_accepted_property_passes_the_campaign_that_fails_only_it(project: pytest.Pytester) -> None:
     # tests/fixtures/two_bugs.py with its size bug only: about a third of the schedules fail size
     args = ["--wheelspec-impl=tests.fixtures.two_bugs:size_only", "--wheelspec-schedules=20", "wheelspec::campaign"]
     project.runpytest(*args).assert_outcomes(failed=1, skipped=1)  # the purgatory kind is not offered
     r = project.runpytest(*args, "--wheelspec-accept=size")
     r.assert_outcomes(passed=1, skipped=1)
+
+
+def test_the_pytest11_entry_point_loads_the_plugin() -> None:
+    import importlib.metadata
+
+    eps = [e for e in importlib.metadata.entry_points(group="pytest11") if e.name == "wheelspec"]
+    assert eps and eps[0].value == "wheelspec.conformance.pytest_plugin"
+    assert hasattr(eps[0].load(), "pytest_addoption")

@@ -1,5 +1,5 @@
 """The public Python adapter API (``wheelspec.conformance.adapters.api``) and its guides: the
-complete example of docs/PYTHON_ADAPTERS.md is extracted from the page and run through
+complete example of docs/guides/PYTHON_ADAPTERS.md is extracted from the page and run through
 ``wheelspec check`` (so the page cannot rot), and a copy with a planted bug must fail."""
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import pytest
 from wheelspec.conformance import cli
 from wheelspec.conformance.adapters import api
 from wheelspec.conformance.adapters.protocol import observable_name
-from wheelspec.conformance.check.judge import out_of_range
+from wheelspec.conformance.check.narrow import out_of_range
 from wheelspec.spec import ops
+from wheelspec.spec.limits import MAX_DELAY_MS, MAX_ID, MAX_TIME_MS, MIN_DELAY_MS
 
 ROOT = Path(__file__).resolve().parents[1]
-GUIDE = ROOT / "docs" / "PYTHON_ADAPTERS.md"
-PURGATORY_GUIDE = ROOT / "docs" / "PYTHON_PURGATORY_ADAPTERS.md"
+GUIDE = ROOT / "docs" / "guides" / "PYTHON_ADAPTERS.md"
+PURGATORY_GUIDE = ROOT / "docs" / "guides" / "PYTHON_PURGATORY_ADAPTERS.md"
 
 
 def python_blocks(page: Path) -> list[str]:
@@ -50,6 +51,7 @@ def test_the_timer_guides_example_passes_wheelspec_check(tmp_path: Path) -> None
     assert impl["campaign"], "the random schedules ran"
 
 
+@pytest.mark.slow
 def test_the_guides_example_with_a_planted_bug_fails(tmp_path: Path) -> None:
     code = python_blocks(GUIDE)[0]
     due = "self._heap[0][0] <= to"
@@ -66,6 +68,7 @@ def test_the_purgatory_guides_example_passes_wheelspec_check(tmp_path: Path) -> 
     assert impl["capabilities"]["purgatory"] is True
 
 
+@pytest.mark.slow
 def test_the_purgatory_guides_example_with_a_planted_bug_fails(tmp_path: Path) -> None:
     code = python_blocks(PURGATORY_GUIDE)[0]
     due = "to > self._timer[0].deadline"
@@ -75,17 +78,44 @@ def test_the_purgatory_guides_example_with_a_planted_bug_fails(tmp_path: Path) -
     assert (rc, impl["status"]) == (1, "fail")
 
 
+#: what a user writing a Python adapter needs, and nothing more (the module docstring's table)
+API = {"Adapter", "LibraryTimerAdapter", "SimulationAdapter", "Hello", "Capabilities", "Config", "Response",
+       "ops", "events", "refused", "error_of", "range_refusal", "KAFKA", "STRICT", "STRICT_GT",
+       "unobservable_names"}
+
+#: the public extension hooks of LibraryTimerAdapter
+HOOKS = ("start_library", "stop_library", "schedule", "deadline_of", "unschedule", "advance_clock", "read_clock",
+         "count_pending")
+
+
 def test_the_api_module_exports_what_the_guides_name() -> None:
+    assert set(api.__all__) == API
     for name in api.__all__:
         assert hasattr(api, name), name
     named = set(re.findall(r"`(?:api\.)?([A-Za-z_]+)(?:\(|`)", GUIDE.read_text()))
-    for name in ("Adapter", "Hello", "Capabilities", "Config", "Response", "LibraryTimerAdapter",
-                 "SimulationAdapter", "refused", "error_of", "range_refusal", "request_ranges",
-                 "unobservable_names", "MAX_DELAY_MS", "KAFKA", "STRICT", "STRICT_GT"):
-        assert name in api.__all__ and name in named, name
+    table = set(re.findall(r"``([A-Za-z_]+)``|:(?:class|func):`([A-Za-z_]+)`", api.__doc__ or ""))
+    for name in API - {"ops", "events"}:
+        assert name in named, name
+        assert name in {a or b for a, b in table}, f"{name} is not in api's docstring table"
     from wheelspec.conformance.adapters.library import LibraryTimerAdapter
 
     assert api.LibraryTimerAdapter is LibraryTimerAdapter
+
+
+def test_the_library_hooks_are_public_documented_and_clash_with_nothing() -> None:
+    base = api.LibraryTimerAdapter
+    guide = GUIDE.read_text()
+    for hook in HOOKS:
+        assert callable(getattr(base, hook)), hook
+        assert f"``{hook}(" in (base.__doc__ or ""), f"{hook} is not in LibraryTimerAdapter's docstring"
+        assert f"| `{hook}(" in guide, f"{hook} is not in the guide's table of hooks"
+    # a hook must not shadow the Adapter interface nor an attribute the base or the runner reads
+    taken = {"hello", "reset", "request", "close", "not_observed", "name", "version", "profile", "unobservable",
+             "ranges", "tick_ms", "wheel_size", "lateness_ms", "earliness_ms", "pipeline", "out_of_process",
+             "trusted_answers", "speak", "restart", "timeout", "simulation", "apply", "history"}
+    assert not taken & set(HOOKS)
+    private = {n for n in vars(base) if n.startswith("_") and not n.startswith("__") and callable(vars(base)[n])}
+    assert private == {"_declared", "_add"}, "the base's private helpers are no hooks"
 
 
 def test_a_library_adapter_declares_its_ranges_in_its_hello() -> None:
@@ -97,10 +127,10 @@ def test_a_library_adapter_declares_its_ranges_in_its_hello() -> None:
 
 
 @pytest.mark.parametrize("op", [
-    ops.AddTask(1, api.MAX_DELAY_MS), ops.AddTask(1, api.MAX_DELAY_MS + 1), ops.AddTask(1, api.MIN_DELAY_MS - 1),
-    ops.AddTask(api.MAX_ID + 1, 5), ops.AddTask(-1, 5), ops.AdvanceTo(api.MAX_TIME_MS),
-    ops.AdvanceTo(api.MAX_TIME_MS + 1), ops.Watch(1, api.MAX_DELAY_MS + 1, ("a",)),
-    ops.Watch(api.MAX_ID + 1, 5, ("a",)),
+    ops.AddTask(1, MAX_DELAY_MS), ops.AddTask(1, MAX_DELAY_MS + 1), ops.AddTask(1, MIN_DELAY_MS - 1),
+    ops.AddTask(MAX_ID + 1, 5), ops.AddTask(-1, 5), ops.AdvanceTo(MAX_TIME_MS),
+    ops.AdvanceTo(MAX_TIME_MS + 1), ops.Watch(1, MAX_DELAY_MS + 1, ("a",)),
+    ops.Watch(MAX_ID + 1, 5, ("a",)),
     ops.Watch(1, 5, (2**63,)), ops.Resubmit(1, (-(2**63) - 1,)), ops.Size(),
 ])
 def test_range_refusal_agrees_with_the_judges_ranges(op: ops.Op) -> None:

@@ -131,6 +131,7 @@ def test_reference_delay_queue_polls_in_the_jdk_order():
     assert differ > len(data["sequences"]) // 4, differ
 
 
+@pytest.mark.slow
 @pytest.mark.external("java")
 def test_recorded_orders_are_the_jdk_s(tmp_path):
     if shutil.which("javac") is None or shutil.which("java") is None:

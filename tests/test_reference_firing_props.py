@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 
+import pytest
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -187,12 +188,14 @@ def run_strict_gt(start: int, program: list[tuple]) -> None:
         check_mock_timer(sim.timer)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200, 450))
 @given(kafka_cases())
 def test_kafka_firing_rule_matches_the_oracle(case):
     run_kafka(*case)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(100, 300))
 @given(kafka_cases(ticks=st.integers(1, 5), sizes=st.integers(2, 4)))
 def test_kafka_firing_rule_small_wheels_deep_levels(case):
@@ -200,6 +203,7 @@ def test_kafka_firing_rule_small_wheels_deep_levels(case):
     run_kafka(*case)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(100, 300))
 @given(st.integers(0, 10**6), strict_programs)
 def test_mock_timer_strict_gt_matches_the_oracle(start, program):

@@ -255,6 +255,7 @@ PROGRAMS = st.lists(st.one_of(
 ), max_size=80)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(300, 1500), deadline=None)
 @given(program=PROGRAMS, size_rule=st.sampled_from([MOCK_SIZE_QUEUE, MOCK_SIZE_LIVE]))
 def test_reference_matches_an_independent_jdk_heap_mock_timer(program, size_rule):

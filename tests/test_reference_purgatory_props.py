@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,6 +190,7 @@ def run(tick: int, purge_interval: int, program: list[tuple]) -> None:
         assert m.completed[e.op] == "expire"
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(200, 600))
 @given(st.sampled_from([1, 1, 7]), st.sampled_from([0, 0, 1, 2, 5, 1000]), programs)
 def test_purgatory_matches_the_model(tick, purge_interval, program):

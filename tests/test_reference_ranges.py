@@ -91,6 +91,7 @@ def test_unknown_profile():
         Simulation(profile="netty")
 
 
+@pytest.mark.slow
 def test_extremes_of_the_range_are_honoured():
     """The largest delay at the latest time, on the finest and the coarsest wheels: placed, and fired
     at its bucket window, never early (the int64 bound itself is the Z3 layer's lemma)."""

@@ -123,10 +123,11 @@ def test_a_malformed_recorded_implementation_is_a_load_error(tmp_path, capsys):
     assert f"{f}: origin.impl_spec must be a non-empty string" in _one_line_error(capsys)
 
 
+@pytest.mark.slow
 def test_the_matrix_saves_counterexamples_as_check_does_and_they_replay_alone(tmp_path, capsys):
     out = tmp_path / "mx"
     assert main(["matrix", "--impl", PY_IMPL, "--schedules", "40", "--out", str(out)]) == 1
-    folder = out / "results" / "counterexamples" / "tests.fixtures.broken_fires_early"
+    folder = out / "counterexamples" / "tests.fixtures.broken_fires_early"
     campaign = sorted(folder.glob("timer-[0-9]*.json"))
     assert campaign, sorted(p.name for p in folder.iterdir())
     assert not list(folder.glob("counterexample-*"))
@@ -173,3 +174,19 @@ def test_every_python_matrix_row_records_an_impl_that_rebuilds_it(row):
     finally:
         got.close()
         want.close()
+
+
+def test_committed_counterexamples_load_with_their_origin():
+    from wheelspec.conformance.check.generate import GENERATOR_VERSIONS, GENERATORS
+
+    files = sorted((ROOT / "docs" / "results" / "counterexamples").rglob("*.json"))
+    # real-time rows save wall-clock schedules (wheelspec realtime --schedule), not scenarios
+    files = [f for f in files if "wheelspec_realtime_schedule" not in json.loads(f.read_text())]
+    assert files
+    for f in files:
+        sc = load(f)
+        origin = json.loads(f.read_text())["origin"]
+        assert sc.origin == origin and sc.recorded_impl(), f  # `wheelspec replay FILE` rebuilds its row
+        if "seed" in origin:  # a campaign counterexample (corpus and probe failures have no seed)
+            assert origin["generator"] in GENERATOR_VERSIONS, f
+            assert origin["kind"] in GENERATORS, f

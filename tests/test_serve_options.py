@@ -1,5 +1,5 @@
 """The served reference's options (``python -m wheelspec.conformance.adapters.serve --profile P
---protocol N --executor-order O --no-try-complete ENGINE``, docs/PROTOCOL.md section 10): what the
+--protocol N --executor-order O --no-try-complete ENGINE``, docs/guides/PROTOCOL.md section 10): what the
 hello declares, and bad arguments as one line with exit 2."""
 
 from __future__ import annotations

@@ -20,10 +20,11 @@ from wheelspec.conformance.traces.spark import analyze_dataframe, load
 from wheelspec.conformance.traces.synth import synthetic_trace
 from wheelspec.spec.errors import UserError
 
-pytestmark = pytest.mark.external("spark")
+pytestmark = [pytest.mark.external("spark"), pytest.mark.slow]  # a Spark session
 
 
 # Spark's start-up and first jobs take 20-120 s on a loaded 2-core machine: a longer limit, not a skip.
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_spark_engine_gives_the_local_engines_json(spark, tmp_path):
     rnd = random.Random(8)
@@ -105,6 +106,7 @@ def test_an_unreadable_file_is_one_line_naming_it_not_a_java_stack(spark, tmp_pa
         analyze([str(tmp_path)], engine="local")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_values_past_the_ranges_give_the_local_engines_verdicts_and_messages(spark, tmp_path):
     """Times near 2^63, a deadline a recorder wrapped and a reference history at the edges of the

@@ -21,7 +21,7 @@ from wheelspec.conformance.traces.spark_campaign import (
     run_tasks,
 )
 
-pytestmark = pytest.mark.external("spark")
+pytestmark = [pytest.mark.external("spark"), pytest.mark.slow]  # a Spark session
 
 BROKEN = "tests.fixtures.broken:fires_twice"
 
@@ -31,6 +31,7 @@ def _verdicts(out, chunk, n):
 
 
 # Spark's start-up and first jobs take 20-120 s on a loaded 2-core machine: a longer limit, not a skip.
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_spark_and_local_campaigns_agree_whatever_the_partitioning(spark, tmp_path):
     n = 8
@@ -68,6 +69,7 @@ def test_campaign_cli_resumes_and_reports(tmp_path, capsys):
     assert e.value.code == 2 and "unknown value 'wheel'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_spark_campaign_stops_a_kind_at_its_failure_budget_between_jobs(spark, tmp_path, monkeypatch):
     # one range per Spark task per job: 8 ranges a job on local[2], the budget checked between jobs

@@ -1,6 +1,6 @@
 """Spark as its users submit it: ``spark-submit "$(wheelspec spark-entry)" analyze|campaign ...``
 with PySpark's own ``bin/spark-submit``, the submit's master and ``--conf`` honoured, and the
-commands' ``--conf KEY=VALUE`` passed to the session (docs/SPARK.md)."""
+commands' ``--conf KEY=VALUE`` passed to the session (docs/guides/SPARK.md)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wheelspec.conformance.cli import main
-from wheelspec.conformance.traces import spark_submit
+from wheelspec.conformance.cli import main, spark_submit
 from wheelspec.conformance.traces.spark_session import conf_item
 
 
@@ -84,6 +83,7 @@ def test_spark_entry_prints_the_entry_file(capsys):
 
 
 # ------------------------------------------------------------------ Spark ----------------------------
+@pytest.mark.slow
 @pytest.mark.external("spark")
 @pytest.mark.timeout(300)
 def test_conf_reaches_a_running_session(spark, tmp_path, capsys):
@@ -96,6 +96,7 @@ def test_conf_reaches_a_running_session(spark, tmp_path, capsys):
     spark.conf.set("spark.sql.shuffle.partitions", "2")   # the shared session as conftest made it
 
 
+@pytest.mark.slow
 @pytest.mark.external("spark")
 @pytest.mark.timeout(300)
 def test_spark_submit_runs_analyze_with_the_submits_master_and_conf(tmp_path):
@@ -115,6 +116,7 @@ def test_spark_submit_runs_analyze_with_the_submits_master_and_conf(tmp_path):
     assert result["properties"]["no-early-fire"]["violations"] >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.external("spark")
 @pytest.mark.timeout(300)
 def test_spark_submit_runs_a_campaign(tmp_path):

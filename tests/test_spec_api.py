@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from wheelspec.spec import api, ops
+from wheelspec.spec.errors import RangeError
 
 
 def _protocol_methods(proto: type) -> dict[str, Any]:
@@ -130,3 +131,36 @@ def test_a_renamed_parameter_or_missing_method_is_caught() -> None:
 
     assert not isinstance(Partial(), api.PerOperationAPI)
     assert any("cancel: missing" in m for m in mismatches(Partial))
+
+
+
+BAD_CONFIGS = {
+    "profile strict": ({"profile": "strict"}, ValueError),
+    "tick 0": ({"tick_ms": 0}, RangeError),
+    "bool wheel size": ({"wheel_size": True}, TypeError),
+    "negative start": ({"start_ms": -1}, RangeError),
+    "negative purge interval": ({"purge_interval": -1}, RangeError),
+    "unknown size rule": ({"mock_size": "nope"}, ValueError),
+    "int flag": ({"try_complete_events": 1}, TypeError),
+}
+ENGINE_NAMES = {"reference": "the reference", "optimized": "the optimized engine", "steps": "the step model"}
+
+
+@pytest.mark.parametrize("case", BAD_CONFIGS)
+def test_every_engine_refuses_a_bad_constructor_argument_alike(case: str) -> None:
+    """The shared constructor checks (spec/simulation.py): the same error type and message from
+    every engine, but for the engine's name."""
+    kwargs, error = BAD_CONFIGS[case]
+    messages = set()
+    for impl, (load, _) in IMPLS.items():
+        with pytest.raises(error) as info:
+            load()(**kwargs)
+        messages.add(str(info.value).replace(ENGINE_NAMES[impl], "ENGINE"))
+    assert len(messages) == 1, messages
+
+
+def test_the_locked_facade_offers_every_request() -> None:
+    from wheelspec.optimized import LockedSimulation
+
+    for name in (*ops.METHODS.values(), "apply", "set_purge_point", "close"):
+        assert callable(getattr(LockedSimulation, name, None)), name

@@ -22,6 +22,7 @@ TIMEOUT_MS = 120_000
 STEPS = arith.LEMMAS + arith.SLOW_LEMMAS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lemma", STEPS, ids=[lm.name for lm in STEPS])
 def test_every_step_is_proven(lemma):
     # SLOW_LEMMAS: the reciprocal's rounding, which wheelspec prove leaves to its definition.
@@ -43,6 +44,7 @@ def _corrected(exp: np.ndarray, tick: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return v0, branching, branch_free
 
 
+@pytest.mark.slow
 def test_without_the_correction_z3_finds_a_pair_numpy_gets_wrong():
     lemma = next(lm for lm in arith.LEMMAS if lm.mutation == "no-correction")
     o = lemmas.run_lemma(lemma, lemmas.MUTATIONS["no-correction"][0], timeout_ms=TIMEOUT_MS)
@@ -56,6 +58,7 @@ def test_without_the_correction_z3_finds_a_pair_numpy_gets_wrong():
     assert branching[0] == branch_free[0] == exp[0] // tick[0]
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_counterexample_of_the_mutation(capsys):
     assert main(["prove", "--no-bmc", "--only", "reciprocal-division", "--mutations", "--timeout", "180"]) == 0
     out = capsys.readouterr().out

@@ -366,6 +366,7 @@ def _perturb(h, data):
     return h[:i] + [e] + h[i + 1:]
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(25, 100), deadline=None)
 @given(st.data())
 def test_z3_and_fast_path_agree_on_result_properties_of_perturbed_histories(data):

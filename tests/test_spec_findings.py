@@ -40,6 +40,7 @@ def test_history_checker_reports_only_registered_properties_and_all_of_them():
     assert found == set(PROPERTIES) == set(properties.names(properties.HISTORY))
 
 
+@pytest.mark.slow
 def test_conformance_judge_reports_only_registered_properties():
     from fixtures import broken
 
@@ -110,9 +111,11 @@ def test_realtime_judge_reports_only_registered_properties_and_all_of_them():
     assert rt.report_dict(rep)["runs"][0]["failures"][0].keys() == {"prop", "message"}
 
 
+@pytest.mark.slow
 def test_concurrent_judges_report_only_registered_properties():
     from wheelspec.conformance.concurrency.hammer import check_event_properties
-    from wheelspec.reference.interleave import ConcurrentScenario, check_quiescent, hunt, run_scenario
+    from wheelspec.reference.concurrent_scenario import ConcurrentScenario
+    from wheelspec.reference.interleave import check_quiescent, hunt, run_scenario
     from wheelspec.reference.mutants import MUTANTS, scenario_for
     from wheelspec.reference.scheduler import list_chooser
 

@@ -22,6 +22,7 @@ def test_lemma_has_its_expected_result(lemma):
 MUTATED = [lm for lm in LEMMAS if lm.mutation]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lemma", MUTATED, ids=[f"{lm.name}/{lm.mutation}" for lm in MUTATED])
 def test_mutating_the_rule_gives_a_readable_counterexample(lemma):
     rules, _ = MUTATIONS[lemma.mutation]
@@ -76,6 +77,7 @@ def test_bmc_finds_the_broken_invariant_with_a_trace(mutation, invariants):
     assert any(w in line for line in c.trace[2:] for w in ("add(", "poll", "cancel(", "clock ->"))
 
 
+@pytest.mark.slow
 def test_bmc_and_induction_hold_for_kafka_rules():
     cfg = bmc.CONFIGS[1]
     assert bmc.bmc(cfg, 1).result == "proven"

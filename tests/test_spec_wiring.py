@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 
+import pytest
 from conftest import examples
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -71,6 +72,7 @@ def run(sim_cls, scenario):
     return list(sim.history), profile(prof, tick)
 
 
+@pytest.mark.slow
 @given(scenarios())
 def test_reference_histories_pass_the_checker(scenario):
     history, prof = run(ReferenceSimulation, scenario)
@@ -78,6 +80,7 @@ def test_reference_histories_pass_the_checker(scenario):
     assert verdict.ok, verdict.explain(history)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(40, 150))
 @given(scenarios(), st.data())
 def test_a_dropped_or_duplicated_fire_is_always_caught(scenario, data):
@@ -116,6 +119,7 @@ def test_optimized_histories_pass_the_checker(scenario):
     assert verdict.ok, verdict.explain(history)
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(15, 60))
 @given(scenarios())
 def test_z3_rejudges_reference_histories_without_disagreement(scenario):

@@ -105,6 +105,7 @@ def _gone(pid: int) -> bool:
 
 
 # ----------------------------------------------------------------- deadlines and processes ------
+@pytest.mark.slow
 def test_a_child_that_stops_reading_stdin_is_a_timeout_not_a_hung_runner(tmp_path):
     a = SubprocessAdapter(_child(tmp_path, """
         def after_hello():
@@ -338,6 +339,7 @@ def _mutated(draw: Any) -> tuple[ops.Op, bytes]:
     return op, raw
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(300, 2000))
 @given(_mutated())
 def test_fuzz_malformed_responses_decode_correctly_or_name_the_field(case):

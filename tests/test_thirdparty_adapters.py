@@ -12,8 +12,9 @@ from wheelspec.conformance.adapters.protocol import Config
 from wheelspec.conformance.adapters.stdlib_sched import SchedAdapter
 from wheelspec.conformance.adapters.stdlib_sched import adapter as sched_adapter
 from wheelspec.conformance.adapters.twisted_clock import adapter as twisted_adapter
-from wheelspec.conformance.check.campaign import generate, run_seed_range
+from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.check.corpus import load_corpus, run_scenario
+from wheelspec.conformance.check.generate import generate
 from wheelspec.conformance.check.judge import judge
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.matrix import probes
@@ -21,7 +22,7 @@ from wheelspec.spec import ops
 
 FACTORIES = {"sched": sched_adapter, "twisted": twisted_adapter, "asyncio": asyncio_adapter}
 
-#: corpus scenarios each library fails, and why (docs/ADAPTERS.md, docs/MATRIX.md)
+#: corpus scenarios each library fails, and why (docs/guides/ADAPTERS.md, docs/results/MATRIX.md)
 KNOWN_CORPUS_FAILURES = {
     # accepts a delay past 2^40-1: no range to refuse outside of (the clock is the adapter's, so
     # its refusals in timer/clock-range are not judged)
@@ -41,7 +42,7 @@ def test_library_passes_strict_campaign(lib):
     finally:
         a.close()
     # A schedule drawing an out-of-range request fails `ranges` only: none of these libraries has
-    # a range (docs/MATRIX.md); every other property must hold.
+    # a range (docs/results/MATRIX.md); every other property must hold.
     bad = [(o.seed, f.message) for o in outs for f in o.failures if f.prop != "ranges"]
     assert not bad, bad[:3]
 
@@ -103,7 +104,7 @@ def test_asyncio_float_clock_misses_a_timer_due_at_2_pow_40_ms():
 class _EarlySched(SchedAdapter):
     """Mutation: an advance also runs the events due 1 ms after the clock (fires one ms early)."""
 
-    def _advance(self, time):
+    def advance_clock(self, time):
         self._now = time
         while self._s.queue and self._s.queue[0].time <= time + 1:
             event = self._s.queue[0]
@@ -114,7 +115,7 @@ class _EarlySched(SchedAdapter):
 class _CancelIgnoringSched(SchedAdapter):
     """Mutation: cancel reports success but leaves the event queued."""
 
-    def _unschedule(self, handle):
+    def unschedule(self, handle):
         return True
 
 

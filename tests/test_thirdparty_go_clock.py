@@ -51,6 +51,7 @@ def test_a_timer_due_in_the_past_moves_the_mock_clock_back(tmp_path: Path, capsy
     assert "well-formed" in out and "the clock went back from 5 to 4" in out
 
 
+@pytest.mark.slow
 def test_a_small_campaign_fails_only_on_the_clock_going_back(tmp_path: Path, capsys) -> None:
     report = tmp_path / "check.json"
     code = main(["check", "--impl", "go-clock-mock", "--schedules", "60", "--max-failures", "1000",

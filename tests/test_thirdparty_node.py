@@ -4,7 +4,7 @@ with the JavaScript kit.
 
 Each peer is built as a user's first ``--impl`` builds it (``npm install`` of the pinned packages
 into a fresh cache directory), checked through the CLI on the corpus and a small campaign, and the
-verdicts docs/ADAPTERS.md and docs/MATRIX.md explain are pinned on small scenarios: sinon's clamped
+verdicts docs/guides/ADAPTERS.md and docs/results/MATRIX.md explain are pinned on small scenarios: sinon's clamped
 delays, ``clock.jump`` moving overdue deadlines, timer-wheel's 1024 ms buckets, its bucket 0 and the
 task it loses, Node's 32-bit delay limit.  They need node and npm (``bash .ci/system-deps``) and the
 npm registry or npm's cache, and fail, never skip, when node or npm is missing.
@@ -116,6 +116,7 @@ def test_a_missing_node_is_one_line_naming_what_to_install(monkeypatch, tmp_path
 
 
 # ------------------------------------------------------------------ sinon-tick -----------------------------
+@pytest.mark.slow
 def test_sinon_tick_fires_as_strict_but_clamps_delays_as_setTimeout_does(built: dict, tmp_path: Path) -> None:
     """clock.tick runs each due timer at its own callAt, in deadline order; a negative delay
     becomes 0 and one past 2^31-1 ms becomes 1 (fake-timers' addTimer), so add's expiration is not
@@ -131,6 +132,7 @@ def test_sinon_tick_fires_as_strict_but_clamps_delays_as_setTimeout_does(built: 
 
 
 # ------------------------------------------------------------------ sinon-jump -----------------------------
+@pytest.mark.slow
 def test_sinon_jump_moves_every_overdue_deadline_to_the_destination(built: dict, tmp_path: Path) -> None:
     """clock.jump first sets each overdue timer's callAt to the destination, then ticks there: the
     two timers run at 20, in the order they were created, and the library's deadline of each is 20,
@@ -174,6 +176,7 @@ def test_timer_wheel_loses_a_task_refiled_into_the_bucket_it_is_scanning(built: 
     assert _replay(tmp_path, "timer-wheel", steps) == (1, ["no-lost-task"])
 
 
+@pytest.mark.slow
 def test_timer_wheel_corpus_and_campaign_find_late_fires_only(built: dict, tmp_path: Path) -> None:
     code, report = _check(tmp_path, "timer-wheel", "--schedules", "30")
     assert code == 1 and report["verdicts"] == {"strict": "fail", "ranges": "not judged"}

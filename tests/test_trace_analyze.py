@@ -9,6 +9,7 @@ import json
 import random
 
 import pyarrow.parquet as pq
+import pytest
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,6 +64,7 @@ def run_info(cfg: dict, run: str, impl: str = "reference") -> dict:
     return dict(run=run, impl=impl, profile=cfg["profile"], tick_ms=cfg["tick_ms"], wheel_size=cfg["wheel_size"])
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(150, 600))
 @given(schedules(), st.integers(0, 2**32), st.booleans())
 def test_local_engine_agrees_with_the_history_checker(case, seed, broken):

@@ -47,6 +47,7 @@ def test_report_files_are_written(report):
             assert data[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(report, tmp_path):
     dom = browse(report / "report.html", tmp_path, "--dump-dom", "--virtual-time-budget=5000")
     assert dom.returncode == 0, dom.stderr[-2000:]

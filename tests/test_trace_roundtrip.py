@@ -87,6 +87,7 @@ def run_info(cfg: dict, run: str, impl: str = "reference") -> dict:
     return dict(run=run, impl=impl, profile=cfg["profile"], tick_ms=cfg["tick_ms"], wheel_size=cfg["wheel_size"])
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(60, 300))
 @given(schedules())
 def test_history_roundtrip_through_parquet(tmp_path_factory, case):

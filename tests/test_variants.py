@@ -1,7 +1,7 @@
 """The independent timer of tests/fixtures/variants passes the runner; each of its broken variants
 is real (a witness schedule shows the bug) and is caught by the random campaign.
 
-``docs/POWER.md`` (``python -m wheelspec.benchmarks.power``) measures the same variants at scale.
+``docs/results/POWER.md`` (``python -m wheelspec.conformance.measure.power``) measures the same variants at scale.
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ def test_every_variant_has_a_witness():
     assert len(NAMES) >= 12
 
 
+@pytest.mark.slow
 def test_correct_timer_passes_the_corpus_and_a_campaign():
     adapter = variants.correct_timer()
     caps = adapter.hello().capabilities
@@ -153,6 +154,7 @@ def test_an_unknown_factory_is_a_user_error():
         resolve("tests.fixtures.variants:nope")
 
 
+@pytest.mark.slow
 def test_check_command_passes_the_correct_timer_and_fails_a_variant(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     args = ["check", "--no-corpus", "--schedules", "60", "--kinds", "timer", "--out", str(tmp_path)]
@@ -169,8 +171,9 @@ def test_the_variants_import_neither_reference_nor_optimized():
                 assert not n.startswith(("wheelspec.reference", "wheelspec.optimized")), f"{path.name} imports {n}"
 
 
+@pytest.mark.slow
 def test_power_script_writes_its_table(tmp_path, monkeypatch):
-    from wheelspec.benchmarks import power
+    from wheelspec.conformance.measure import power
 
     monkeypatch.chdir(ROOT)
     out = tmp_path / "POWER.md"
@@ -187,7 +190,7 @@ def test_power_script_writes_its_table(tmp_path, monkeypatch):
 
 
 def test_power_table_names_the_variants_that_miss_the_bar():
-    from wheelspec.benchmarks.power import Measure, render
+    from wheelspec.conformance.measure.power import Measure, render
 
     strong = Measure("strong", "timer", "short", "doc", seeds=100, failing={"timer": list(range(0, 100, 10))},
                      campaign_kill={0: True, 50: True}, base_fails={0: 5, 50: 2})

@@ -28,9 +28,9 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from wheelspec.conformance.adapters.thirdparty import buildcache
 from wheelspec.spec.errors import UserError
 
+from .. import buildcache
 from ..drivers import Unavailable
 
 #: Where Debian's libnetty-java puts Netty's jars (the first one present is used).

@@ -18,7 +18,7 @@ Peers:
 * ``tokio-delayqueue`` -- tokio-util's ``DelayQueue`` on tokio's paused clock (``tokio::time::advance``).
 
 Netty and the executor fire on the real clock only; what their fire cells measure is in
-``java/RealTimePeer.java`` and docs/BENCHMARKS.md ("Native peers").
+``java/RealTimePeer.java`` and docs/guides/BENCH.md ("Native peers").
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from wheelspec.spec.errors import WheelspecError
 
 from ..drivers import Driver, Prepared, TimerConfig, Unavailable, VerificationError
 from ..workloads import TIMER_WORKLOADS, PurgatoryWorkload, TimerWorkload
@@ -41,11 +43,11 @@ MAX_SAMPLES = 1_000_000
 CELL_TIMEOUT_S = 3600.0
 
 
-class NotApplicable(Exception):
+class NotApplicable(WheelspecError):
     """The peer cannot express this workload; the message says why (shown as "n/a (why)")."""
 
 
-class TooSlow(Exception):
+class TooSlow(WheelspecError):
     """The cell's subprocess ran over :data:`CELL_TIMEOUT_S` (its cell is reported as skipped)."""
 
 

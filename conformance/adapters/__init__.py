@@ -3,12 +3,12 @@
 An adapter answers ``hello`` (who am I, which profile I claim, what I can do), ``reset`` (a fresh
 instance with this configuration) and ``request`` (run one operation; return the events it caused
 and its result).  In-process Python adapters and subprocesses speaking the wire protocol
-(``docs/PROTOCOL.md``) look the same to the runner.
+(``docs/guides/PROTOCOL.md``) look the same to the runner.
 
 ======================== ============================================================================
 module                   what it owns
 ======================== ============================================================================
-:mod:`.api`              the public Python adapter API, in one module (``docs/PYTHON_ADAPTERS.md``)
+:mod:`.api`              the public Python adapter API, in one module (``docs/guides/PYTHON_ADAPTERS.md``)
 :mod:`.protocol`         the wire format: ``Hello``, ``Capabilities``, ``Config``, ``Response``, checks
 :mod:`.base`             the :class:`Adapter` interface and :class:`SimulationAdapter`
 :mod:`.engines`          wheelspec's own engines as adapters

@@ -68,25 +68,25 @@ class AsyncioAdapter(LibraryTimerAdapter):
         self.name = "asyncio" if resolution is None else f"asyncio-res-{res * 1000:g}ms"
         self.version = f"Python {platform.python_version()} (clock resolution {res:g} s)"
 
-    def _start(self, start_ms: int) -> None:
+    def start_library(self, start_ms: int) -> None:
         self._loop = _VirtualLoop()
         self._loop.vt = start_ms / 1000
         if self._resolution is not None:
             self._loop._clock_resolution = self._resolution
 
-    def _stop(self) -> None:
+    def stop_library(self) -> None:
         self._loop.close()
 
-    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+    def schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
         return self._loop.call_later(delay / 1000, callback)
 
-    def _deadline(self, handle: Any) -> int:
+    def deadline_of(self, handle: Any) -> int:
         return round(handle.when() * 1000)
 
-    def _unschedule(self, handle: Any) -> bool:
+    def unschedule(self, handle: Any) -> bool:
         return cancel_pending(self._loop, handle)
 
-    def _advance(self, time: int) -> None:
+    def advance_clock(self, time: int) -> None:
         loop = self._loop
         loop.vt = time / 1000
         # stop() before run_forever(): exactly one iteration (documented asyncio behaviour): the
@@ -94,10 +94,10 @@ class AsyncioAdapter(LibraryTimerAdapter):
         loop.stop()
         loop.run_forever()
 
-    def _clock(self) -> int:
+    def read_clock(self) -> int:
         return round(self._loop.time() * 1000)
 
-    def _size(self) -> int:
+    def count_pending(self) -> int:
         # asyncio keeps cancelled handles in its heap until they reach the head (its own
         # _timer_cancelled_count is only a clean-up heuristic): count the live ones
         return sum(not h.cancelled() for h in self._loop._scheduled)

@@ -1,7 +1,7 @@
 """The in-process adapter interface: what an implementation offers the runner, and the wrapper
 that makes any simulation-shaped engine an adapter.
 
-An :class:`Adapter` is the in-process twin of the adapter protocol (``docs/PROTOCOL.md``): ``hello``
+An :class:`Adapter` is the in-process twin of the adapter protocol (``docs/guides/PROTOCOL.md``): ``hello``
 is the handshake (its capabilities' ``protocol`` says which version the adapter speaks: 1 unless it
 says otherwise), ``reset`` starts a fresh instance, ``request`` executes one operation of
 :mod:`wheelspec.spec.ops` and returns the events it caused and its result.  The subprocess

@@ -3,11 +3,11 @@ Twisted's ``task.Clock``): a task-id translation layer over a library that only 
 
 The rule: **every value the runner judges comes from the library.**  The adapter's own
 bookkeeping translates task ids into library handles and nothing else; what the library cannot
-tell is declared in ``Capabilities.unobservable`` and reported "not judged" (``docs/ADAPTERS.md``,
-"What an adapter observes").  Where each judged value comes from:
+tell is declared in ``Capabilities.unobservable`` and reported "not judged"
+(``docs/guides/ADAPTERS.md``, "What an adapter observes").  Where each judged value comes from:
 
 * **add**: the result (the expiration) is the deadline the library records for the new handle
-  (:meth:`_deadline`), not ``now + delay`` computed here.  A re-add of a scheduled task (Kafka's
+  (:meth:`deadline_of`), not ``now + delay`` computed here.  A re-add of a scheduled task (Kafka's
   "a re-added task replaces its entry": ``TimerTaskEntry`` moves, the old entry never runs) is
   made in the one order that keeps a refusal harmless: the new schedule first; only once the
   library has accepted it is the old handle superseded (cancelled with the library's own cancel).
@@ -17,14 +17,14 @@ tell is declared in ``Capabilities.unobservable`` and reported "not judged" (``d
   a fire of the old handle the library runs inside that call is not reported (in Kafka's order
   the old entry was gone before the new one was filed), and a fire of the new handle inside the
   call (a delay <= 0 run at once) is reported where it happened among the request's events.
-* **cancel**: the result is the library's answer (:meth:`_unschedule`), read from what the library
+* **cancel**: the result is the library's answer (:meth:`unschedule`), read from what the library
   returns, raises or exposes about the handle; never from whether this layer thinks it is live.
 * **fires**: the library calls back; each fire is reported with the clock reading the library
-  gives at that moment (:meth:`_clock`) and the deadline the library recorded for that handle, so
-  an early or late library shows.
-* **size**: the library's own count of pending calls (:meth:`_size`); a subclass without one
-  declares ``size`` unobservable (the base does it when ``_size`` is not overridden) and a
-  ``size`` request is answered ``unsupported``.
+  gives at that moment (:meth:`read_clock`) and the deadline the library recorded for that
+  handle, so an early or late library shows.
+* **size**: the library's own count of pending calls (:meth:`count_pending`); a subclass without
+  one declares ``size`` unobservable (the base does it when ``count_pending`` is not overridden)
+  and a ``size`` request is answered ``unsupported``.
 * **the clock after a request** (``now``): the library's reading.
 
 Inputs the library has no notion of belong to this layer, and are declared so (``task-ids``,
@@ -35,9 +35,8 @@ adapter sets the clock the library reads, so a reading going back (``invalid``) 
 library's: a delay beyond wheelspec's range (2^40-1 ms) is handed to the library, and a library
 that accepts it is reported as accepting it (the matrix's huge-delay column).
 
-Subclasses implement ``_start`` (a fresh library instance at ``start_ms``), ``_schedule`` (hand a
-callback to the library, return its handle), ``_deadline``, ``_unschedule``, ``_advance`` (move the
-library's clock and let it run), ``_clock`` and, if the library has one, ``_size``.
+Subclasses implement the public extension hooks :class:`LibraryTimerAdapter` lists (one line
+each there and in ``docs/guides/PYTHON_ADAPTERS.md``); everything else here is the base's own.
 """
 
 from __future__ import annotations
@@ -61,18 +60,51 @@ OWNED = ("task-ids", "clock")
 
 
 class LibraryTimerAdapter:
-    """Base of the in-process adapters of third-party virtual-clock timers (timer only)."""
+    """Base of the in-process adapters of third-party virtual-clock timers (timer only).
+
+    A subclass sets the class attributes below and overrides the extension hooks, each of which
+    returns what the *library* says.  A hook refuses by raising: the request it serves is answered
+    with the refusal :func:`~.base.error_of` maps the exception to (a ``ValueError`` is
+    ``invalid``, a ``RangeError`` ``range``; here for :meth:`schedule`, which then changes
+    nothing, by the runner for the others).  A reset has no refusal: an exception of
+    :meth:`start_library` or :meth:`stop_library` stops the check.
+
+    ============================== ==============================================================
+    hook                           called when; returns
+    ============================== ==============================================================
+    ``start_library(start_ms)``    at every ``reset``: make a fresh library instance whose clock
+                                   reads ``start_ms``; returns nothing
+    ``stop_library()``             optional; at ``reset`` and ``close``, before a new instance:
+                                   release the library; returns nothing
+    ``schedule(task, delay, cb)``  at an ``add``: hand ``cb`` (no arguments) to the library to
+                                   run after ``delay`` ms; returns the library's handle, or raises
+                                   to refuse (then nothing changed)
+    ``deadline_of(handle)``        after each ``schedule`` and at each fire: the expiration (ms)
+                                   the library recorded for ``handle``
+    ``unschedule(handle)``         at a ``cancel`` and when a re-add supersedes an entry: cancel
+                                   with the library's cancel; returns the library's answer, was it
+                                   still pending (a ``bool``; anything else is an ``internal``
+                                   error unless ``cancel-result`` is unobservable)
+    ``advance_clock(time)``        at an ``advance_to``: move the library's clock to ``time`` and
+                                   let it run what is due; returns nothing
+    ``read_clock()``               before and after every request and at each fire: the library's
+                                   clock reading (ms)
+    ``count_pending()``            optional; at a ``size``: the library's own count of pending
+                                   calls (left out: ``size`` is unobservable, answered
+                                   ``unsupported``)
+    ============================== ==============================================================
+    """
 
     #: shown in reports; subclasses set these
     name = "library"
     version = ""
     profile = STRICT
     #: properties this library cannot tell (registered names); ``size`` is added when the
-    #: subclass has no ``_size``
+    #: subclass has no ``count_pending``
     unobservable: tuple[str, ...] = ()
     #: ``bounded`` (judged on wheelspec's ranges), ``unbounded`` (the library accepts any value by
     #: design) or the range it accepts, e.g. ``{"delay": (1, 4095)}`` (``Capabilities.ranges``;
-    #: ``docs/PYTHON_ADAPTERS.md``)
+    #: ``docs/guides/PYTHON_ADAPTERS.md``)
     ranges: str | dict[str, tuple[int, int]] = "bounded"
     #: the library's fixed tick (ms) and number of buckets per wheel, if it has them
     #: (``Capabilities.tick_ms`` / ``wheel_size``): the reports show them as the configuration, the
@@ -81,10 +113,10 @@ class LibraryTimerAdapter:
     tick_ms: int | None = None
     wheel_size: int | None = None
     #: the library's declared granularity (``Capabilities.lateness_ms`` / ``earliness_ms``;
-    #: ``docs/PYTHON_ADAPTERS.md``): a task may fire up to ``lateness_ms`` after the moment its
-    #: profile says it must have fired by (a coarse wheel firing a bucket when the clock passes its
-    #: end) and up to ``earliness_ms`` before its profile's earliest time (a wheel rounding deadlines
-    #: down); judged as property ``granularity``.  0: none declared
+    #: ``docs/guides/PYTHON_ADAPTERS.md``): a task may fire up to ``lateness_ms`` after the moment
+    #: its profile says it must have fired by (a coarse wheel firing a bucket when the clock passes
+    #: its end) and up to ``earliness_ms`` before its profile's earliest time (a wheel rounding
+    #: deadlines down); judged as property ``granularity``.  0: none declared
     lateness_ms: int = 0
     earliness_ms: int = 0
 
@@ -98,7 +130,7 @@ class LibraryTimerAdapter:
     def not_observed(self) -> tuple[str, ...]:
         """Everything declared unobservable: the owned inputs, the subclass's list, ``size`` if
         the subclass cannot count."""
-        extra = ("size",) if type(self)._size is LibraryTimerAdapter._size else ()
+        extra = ("size",) if type(self).count_pending is LibraryTimerAdapter.count_pending else ()
         return tuple(dict.fromkeys(OWNED + tuple(self.unobservable) + extra))
 
     def hello(self) -> Hello:
@@ -124,14 +156,14 @@ class LibraryTimerAdapter:
     def reset(self, config: Config) -> None:
         self.close()
         self._entries, self._events, self._replacing = {}, [], None
-        self._start(config.start_ms)
+        self.start_library(config.start_ms)
         self._started = True
 
     def request(self, op: ops.Op) -> Response:
         if not self._started:
             raise RuntimeError("request before reset")
         self._events = []
-        now = self._clock()
+        now = self.read_clock()
         task_id = getattr(op, "task", None)
         if task_id is not None and not 0 <= task_id <= MAX_TASK_ID:
             return Response(now, error=("range", f"task id={task_id} is outside [0, {MAX_TASK_ID}]"))
@@ -145,11 +177,11 @@ class LibraryTimerAdapter:
             case ops.CancelTask(task):
                 if task not in self._entries:
                     return Response(now, error=("unknown-id", f"task {task} was never added"))
-                pending = self._unschedule(self._entries[task].handle)
+                pending = self.unschedule(self._entries[task].handle)
                 if "cancel-result" in self.not_observed():
                     result = bool(pending)  # not judged: whatever the library gave, as a bool
                 elif not isinstance(pending, bool):
-                    return Response(now, error=("internal", f"{type(self).__name__}._unschedule returned "
+                    return Response(now, error=("internal", f"{type(self).__name__}.unschedule returned "
                                                             f"{pending!r}, not the library's answer (bool)"))
                 else:
                     result = pending
@@ -159,18 +191,18 @@ class LibraryTimerAdapter:
                 if time > MAX_TIME_MS:
                     return Response(now, error=("range", f"time={time} is outside [0, {MAX_TIME_MS}] "
                                                          f"(the adapter's clock)"))
-                self._advance(time)
+                self.advance_clock(time)
             case ops.Size():
                 if "size" in self.not_observed():
                     return Response(now, error=("unsupported", f"{self.name} has no count of pending calls"))
-                result = self._size()
+                result = self.count_pending()
             case _:
                 return Response(now, error=("unsupported", f"{op.kind} is not offered by {self.name} (a timer)"))
-        return Response(self._clock(), list(self._events), result)
+        return Response(self.read_clock(), list(self._events), result)
 
     def close(self) -> None:
         if self._started:
-            self._stop()
+            self.stop_library()
             self._started = False
 
     # ------------------------------------------------------------------ the library's callback ----
@@ -185,57 +217,58 @@ class LibraryTimerAdapter:
             if self._replacing is entry:
                 return  # the old entry of a re-add in progress: in Kafka's order it is gone already
             if entry.bound:
-                self._events.append(ev.Fire(self._clock(), task, self._deadline(entry.handle)))
+                self._events.append(ev.Fire(self.read_clock(), task, self.deadline_of(entry.handle)))
             else:  # run inside the scheduling call: reported at this place once the handle is known
-                entry.early.append((len(self._events), self._clock()))
+                entry.early.append((len(self._events), self.read_clock()))
 
         old = self._replacing = self._entries.get(task)
         try:
-            handle = self._schedule(task, delay, fire)
+            handle = self.schedule(task, delay, fire)
         except Exception as exc:  # noqa: BLE001 - the library's refusal is an answer, not a crash
-            return refusal_of(exc, self._clock())
+            return refusal_of(exc, self.read_clock())
         finally:
             self._replacing = None
         entry.handle, entry.bound = handle, True
         self._entries[task] = entry
         if old is not None and not _same_key(old.handle, handle):
-            self._unschedule(old.handle)  # superseded (the entry moves); the library's answer is not the add's
-        exp = self._deadline(handle)
+            self.unschedule(old.handle)  # superseded (the entry moves); the library's answer is not the add's
+        exp = self.deadline_of(handle)
         for k, (at, clock) in enumerate(entry.early):  # each earlier insertion shifts the next by one
             self._events.insert(at + k, ev.Fire(clock, task, exp))
         return exp
 
-    # ------------------------------------------------------------------ for subclasses ------------
-    def _start(self, start_ms: int) -> None:
-        """A fresh library instance whose clock reads ``start_ms``."""
+    # ------------------------------------------------------------------ the extension hooks -------
+    def start_library(self, start_ms: int) -> None:
+        """A fresh library instance whose clock reads ``start_ms`` (at every ``reset``)."""
         raise NotImplementedError
 
-    def _stop(self) -> None:
-        pass
+    def stop_library(self) -> None:
+        """Release the library instance (at ``reset`` and ``close``); optional."""
 
-    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+    def schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
         """Schedule ``callback`` (no arguments) after ``delay`` ms; return the library's handle."""
         raise NotImplementedError
 
-    def _deadline(self, handle: Any) -> int:
+    def deadline_of(self, handle: Any) -> int:
         """The expiration (ms) the library recorded for ``handle``."""
         raise NotImplementedError
 
-    def _unschedule(self, handle: Any) -> bool:
+    def unschedule(self, handle: Any) -> bool:
         """Cancel ``handle`` with the library's cancel; return the library's answer: was it still
         pending (read from the return value, the exception, or the library's state)."""
         raise NotImplementedError
 
-    def _advance(self, time: int) -> None:
+    def advance_clock(self, time: int) -> None:
         """Move the library's clock to ``time`` and let it run what it considers due."""
         raise NotImplementedError
 
-    def _clock(self) -> int:
+    def read_clock(self) -> int:
         """The library's clock reading, in ms."""
         raise NotImplementedError
 
-    def _size(self) -> int:
-        """The library's own count of pending calls (leave it out if the library has none)."""
+    def count_pending(self) -> int:
+        """The library's own count of pending calls (leave it out if the library has none: ``size``
+        is then unobservable)."""
         raise NotImplementedError
 
 

@@ -2,7 +2,7 @@
 under test.
 
 The full description, written for someone implementing an adapter in another language, is
-``docs/PROTOCOL.md``; this module is its executable form, shared by the runner
+``docs/guides/PROTOCOL.md``; this module is its executable form, shared by the runner
 (:mod:`.subprocess_adapter`), the server side (:mod:`.serve`) and the in-process adapters.
 
 One JSON object per line in each direction.  The runner sends requests, the adapter answers each
@@ -18,7 +18,7 @@ with exactly one response carrying the same ``id``:
   "now": T, "events": [<Fire/Complete/Expire/Purge records caused by the request>], "result": R}``
 * ``{"id": n, "type": "bye"}`` -> ``{"id": n, "ok": true}``, then the adapter exits 0.
 
-Version 2 adds (:data:`V2_OPS`, ``docs/PROTOCOL.md`` "Protocol version 2"): the ``resubmit``
+Version 2 adds (:data:`V2_OPS`, ``docs/guides/PROTOCOL.md`` "Protocol version 2"): the ``resubmit``
 request (``tryCompleteElseWatch`` of an existing operation); the capability
 ``reports_try_complete``, under which the adapter reports each ``tryComplete`` call as a
 ``try_complete`` event; and a ``cancel`` of a task never added, answered with result false
@@ -64,7 +64,7 @@ V2_OPS: tuple[type, ...] = (ops.Resubmit,)
 #: the caused event kinds only an adapter declaring ``reports_try_complete`` (version 2) reports
 TRY_COMPLETE_KIND = ev.TryComplete.kind
 
-#: error types an adapter may answer with (``docs/PROTOCOL.md``, "Errors")
+#: error types an adapter may answer with (``docs/guides/PROTOCOL.md``, "Errors")
 ERROR_TYPES = ("range", "type", "unknown-id", "invalid", "unsupported", "internal")
 
 # CAUSED_KINDS (imported above from wheelspec.spec.events, and still importable from here): the
@@ -90,7 +90,7 @@ class DeclaredRanges:
     keeps wheelspec's).  Otherwise it is judged as ``bounded``; the requests outside the declared
     range but inside wheelspec's are not sent by the campaign, their refusal in a scenario is not
     a finding, and the declaration itself, if narrower than wheelspec's (Kafka's usable) range,
-    is one ``ranges`` finding per report (``docs/PROTOCOL.md``, section 4.4)."""
+    is one ``ranges`` finding per report (``docs/guides/PROTOCOL.md``, section 4.4)."""
 
     delay: tuple[int, int] = KAFKA_RANGES["delay"]
     time: tuple[int, int] = KAFKA_RANGES["time"]
@@ -212,28 +212,28 @@ class Capabilities:
     wheel_size: int | None = None
     configurable: tuple[str, ...] = ()
     #: what the adapter cannot read from the implementation (registered property names, or
-    #: :data:`OWNED_INPUTS`): reported "not judged", never as pass or fail (``docs/ADAPTERS.md``)
+    #: :data:`OWNED_INPUTS`): reported "not judged", never as pass or fail (``docs/guides/ADAPTERS.md``)
     unobservable: tuple[str, ...] = ()
     #: ``bounded``: judged on wheelspec's ranges (an out-of-range request must be refused: property
     #: ``ranges``); ``unbounded``: accepts any value by design, so out-of-range requests are left
     #: out of its campaign schedules and ``ranges`` is not judged; a :class:`DeclaredRanges` (or
     #: the dict it parses): bounded, accepting only the delays and clock readings declared
-    #: (``docs/PROTOCOL.md``, section 4.4)
+    #: (``docs/guides/PROTOCOL.md``, section 4.4)
     ranges: str | DeclaredRanges = "bounded"
     #: which orders of an advance's purge and its expirations the implementation may show (the
-    #: executor race: :data:`wheelspec.spec.profiles.EXECUTOR_ORDERS`; ``docs/PROTOCOL.md``)
+    #: executor race: :data:`wheelspec.spec.profiles.EXECUTOR_ORDERS`; ``docs/guides/PROTOCOL.md``)
     executor_order: str = EXPIRE_BEFORE_PURGE
     #: protocol 2: the adapter reports every ``tryComplete`` call as a ``try_complete`` event, so
     #: the call pattern (property ``try-complete-calls``) is judged; otherwise it is not judged
     reports_try_complete: bool = False
     #: protocol 2: how many requests the runner may send before reading the first answer (1: one
     #: at a time).  An adapter declaring N > 1 reads its requests in order and answers each in
-    #: order however many wait unread (``docs/PROTOCOL.md``, pipelining)
+    #: order however many wait unread (``docs/guides/PROTOCOL.md``, pipelining)
     pipeline: int = 1
     #: a declared granularity (virtual time; :class:`wheelspec.spec.profiles.Granularity`): a task
     #: may fire up to ``lateness_ms`` after the moment its profile says it must have fired by, and
     #: up to ``earliness_ms`` before its profile's earliest time (a timer that rounds deadlines
-    #: down); judged as property ``granularity`` (``docs/PROTOCOL.md``, section 2.1).  0: none
+    #: down); judged as property ``granularity`` (``docs/guides/PROTOCOL.md``, section 2.1).  0: none
     lateness_ms: int = 0
     earliness_ms: int = 0
     #: the protocol version the adapter speaks (its hello's ``protocol``, not a key of the wire's
@@ -300,7 +300,7 @@ class Capabilities:
             u = d["unobservable"]
             if not isinstance(u, list) or any(not isinstance(x, str) or not observable_name(x) for x in u):
                 raise ProtocolError("capabilities.unobservable must be a list of property names "
-                                    f"(docs/ADAPTERS.md) or {', '.join(OWNED_INPUTS)}, got {json_short(u)}")
+                                    f"(docs/guides/ADAPTERS.md) or {', '.join(OWNED_INPUTS)}, got {json_short(u)}")
             out["unobservable"] = tuple(u)
         if "ranges" in d:
             out["ranges"] = d["ranges"] if d["ranges"] in RANGES else DeclaredRanges.parse(d["ranges"])
@@ -467,7 +467,7 @@ def result_of_event(e: ev.Event) -> Any:
 #: event; a result list), a hello 3; anything deeper is garbage, refused before it can exhaust the
 #: stack of a later ``repr`` or ``json.dumps``
 MAX_DEPTH = 16
-# Protocol integers are signed 64-bit (docs/PROTOCOL.md, "Transport").
+# Protocol integers are signed 64-bit (docs/guides/PROTOCOL.md, "Transport").
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 # ANSI escape sequences (CSI ... final byte, OSC ... BEL/ST, two-byte ESC x), then every other

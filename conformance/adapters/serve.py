@@ -32,7 +32,7 @@ from wheelspec.conformance.adapters.protocol import Config, Response, negotiate,
 from wheelspec.spec import ops
 from wheelspec.spec.errors import UserError
 
-#: the ``pipeline`` capability this server declares under protocol 2 (docs/PROTOCOL.md, section 11):
+#: the ``pipeline`` capability this server declares under protocol 2 (docs/guides/PROTOCOL.md, section 11):
 #: requests are read in order and answered in order, so the runner may send this many ahead
 SERVE_PIPELINE = 64
 #: one encoder for every answer (``json.dumps`` with an argument builds an encoder per call)
@@ -125,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:
 
     p = _Parser(prog="python -m wheelspec.conformance.adapters.serve", usage=USAGE,
                 description="Serve one of wheelspec's engines (or a Python adapter factory) over the adapter "
-                            "protocol on stdin/stdout (docs/PROTOCOL.md, section 10).")
+                            "protocol on stdin/stdout (docs/guides/PROTOCOL.md, section 10).")
     p.add_argument("engine", help="reference, reference-mock (the reference claiming strict-gt: Kafka's "
                                   "MockTimer), optimized, or package.module:factory")
     p.add_argument("--profile", choices=PROFILE_NAMES,

@@ -34,32 +34,32 @@ class SchedAdapter(LibraryTimerAdapter):
     version = f"Python {platform.python_version()}"
     profile = STRICT
 
-    def _start(self, start_ms: int) -> None:
+    def start_library(self, start_ms: int) -> None:
         self._now = start_ms  # the value timefunc returns: the virtual clock sched reads
         # delayfunc is never called with blocking=False; make any call loud rather than sleep
         self._s = sched.scheduler(lambda: self._now, _no_sleep)
 
-    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+    def schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
         return self._s.enter(delay, 0, callback)
 
-    def _deadline(self, handle: Any) -> int:
+    def deadline_of(self, handle: Any) -> int:
         return int(handle.time)
 
-    def _unschedule(self, handle: Any) -> bool:
+    def unschedule(self, handle: Any) -> bool:
         try:
             self._s.cancel(handle)
         except ValueError:  # sched's answer for an event not in its queue: run or cancelled
             return False
         return True
 
-    def _advance(self, time: int) -> None:
+    def advance_clock(self, time: int) -> None:
         self._now = time
         self._s.run(blocking=False)
 
-    def _clock(self) -> int:
+    def read_clock(self) -> int:
         return int(self._s.timefunc())
 
-    def _size(self) -> int:
+    def count_pending(self) -> int:
         return len(self._s.queue)
 
 

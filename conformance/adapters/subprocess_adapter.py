@@ -15,7 +15,7 @@ Nothing here blocks without a deadline, and nothing the child does can stall or 
   stopped, with a line-size limit (:data:`MAX_LINE_BYTES`, ``max_line``);
 * **stderr** is drained by a thread in large chunks into a bounded log keeping the first lines and
   the last ones (:class:`StderrLog`), control characters stripped; both ends are quoted on error.
-* **pipelining** (protocol 2, capability ``pipeline`` N; ``docs/PROTOCOL.md`` section 11):
+* **pipelining** (protocol 2, capability ``pipeline`` N; ``docs/guides/PROTOCOL.md`` section 11):
   :meth:`SubprocessAdapter.submit` queues a run's reset and operations and writes up to N of them
   ahead of their answers (those a window holds go out in one write), :meth:`~SubprocessAdapter.receive`
   reads the answers in order while writing the rest as the window opens; reading and writing share
@@ -63,7 +63,7 @@ from wheelspec.conformance.adapters.protocol import (
     parse_line,
 )
 from wheelspec.spec import ops
-from wheelspec.spec.errors import AdapterError
+from wheelspec.spec.errors import AdapterError, WheelspecError
 
 #: the longest response line accepted by default (a longer one is a protocol error)
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -223,7 +223,7 @@ class SubprocessAdapter:
         except ProtocolError as e:
             self._fail(self._last_req, f"bad response: {e}")
 
-    # -- pipelining (docs/PROTOCOL.md, section 11) ----------------------------------------------------
+    # -- pipelining (docs/guides/PROTOCOL.md, section 11) ----------------------------------------------------
     @property
     def pipeline(self) -> int:
         """How many requests of a run may be in flight: the adapter's declared ``pipeline`` under
@@ -664,7 +664,7 @@ class _Pending:
         self.offset = 0
 
 
-class _WriteTimeout(Exception):
+class _WriteTimeout(WheelspecError):
     def __init__(self, written: int) -> None:
         super().__init__(written)
         self.written = written

@@ -7,7 +7,7 @@ saw go wrong (a timeout, an exit).  One file covers every adapter process of the
 restart is a new process with its own number).  In-process implementations (``reference``,
 ``optimized``, ``package.module:factory``) have no wire and leave nothing in it.
 
-Format, one entry per line (``docs/KITS.md`` shows an excerpt)::
+Format, one entry per line (``docs/guides/KITS.md`` shows an excerpt)::
 
     # wheelspec protocol transcript, started 2025-01-01T12:00:00.000000Z
     0.004211 [1] ! start pid 4242: node timer.js

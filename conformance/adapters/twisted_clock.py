@@ -38,17 +38,17 @@ class TwistedClockAdapter(LibraryTimerAdapter):
         self._error = require("twisted.internet.error", "thirdparty", "the Twisted Clock adapter")
         self.version = f"Twisted {twisted.__version__}"
 
-    def _start(self, start_ms: int) -> None:
+    def start_library(self, start_ms: int) -> None:
         self._tclock = self._task.Clock()
         self._tclock.rightNow = float(start_ms)
 
-    def _schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
+    def schedule(self, task: int, delay: int, callback: Callable[[], None]) -> Any:
         return self._tclock.callLater(delay, callback)
 
-    def _deadline(self, handle: Any) -> int:
+    def deadline_of(self, handle: Any) -> int:
         return round(handle.getTime())
 
-    def _unschedule(self, handle: Any) -> bool:
+    def unschedule(self, handle: Any) -> bool:
         # DelayedCall.cancel raises AlreadyCalled / AlreadyCancelled for a call no longer
         # pending: that is Twisted's answer "false"
         try:
@@ -57,13 +57,13 @@ class TwistedClockAdapter(LibraryTimerAdapter):
             return False
         return True
 
-    def _advance(self, time: int) -> None:
+    def advance_clock(self, time: int) -> None:
         self._tclock.advance(time - self._tclock.seconds())
 
-    def _clock(self) -> int:
+    def read_clock(self) -> int:
         return round(self._tclock.seconds())
 
-    def _size(self) -> int:
+    def count_pending(self) -> int:
         return len(self._tclock.getDelayedCalls())
 
 

@@ -54,11 +54,12 @@ from wheelspec.conformance.check.judge import (
     declared_refusals,
     granularity_note,
     judge,
-    out_of_range,
 )
+from wheelspec.conformance.check.narrow import out_of_range
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.conformance.check.scenario_schema import FORMAT_VERSION
 from wheelspec.conformance.check.scenario_schema import TOP_KEYS as TOP_KEYS  # the format's keys, importable here
+from wheelspec.conformance.check.shrink import liveness_finding
 from wheelspec.spec import ops
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.findings import Finding
@@ -124,18 +125,18 @@ class Scenario:
         ``origin.impl_spec``, :meth:`for_impl`), which ``wheelspec replay`` rebuilds when no
         ``--impl`` is given; None for a scenario that records none (the shipped corpus, a file
         written by hand, a counterexample that keeps only the folder name ``origin.impl``)."""
-        spec = (self.origin or {}).get(IMPL_SPEC)
-        if spec is None:
+        impl = (self.origin or {}).get(IMPL_SPEC)
+        if impl is None:
             return None
-        if not isinstance(spec, str) or not spec.strip():
+        if not isinstance(impl, str) or not impl.strip():
             raise UserError(f"{self.path}: origin.{IMPL_SPEC} must be a non-empty string (an --impl value), "
-                            f"got {json_short(spec, 40)}")
-        return spec
+                            f"got {json_short(impl, 40)}")
+        return impl
 
-    def for_impl(self, spec: str) -> Scenario:
-        """This scenario recording ``spec``, the exact ``--impl`` text of the implementation it is
+    def for_impl(self, impl: str) -> Scenario:
+        """This scenario recording ``impl``, the exact ``--impl`` text of the implementation it is
         saved from, in ``origin.impl_spec`` (what :meth:`recorded_impl` reads back)."""
-        return dataclasses.replace(self, origin={**(self.origin or {}), IMPL_SPEC: spec})
+        return dataclasses.replace(self, origin={**(self.origin or {}), IMPL_SPEC: impl})
 
     def to_dict(self) -> dict[str, Any]:
         steps = []
@@ -293,7 +294,6 @@ def run_scenario(adapter: Any, caps: Capabilities, sc: Scenario) -> ScenarioResu
         return ScenarioResult(sc.name, "n/a", [], 0, why)
     expects, note = sc.expectations_for(caps)
     from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
-    from wheelspec.conformance.check.shrink import liveness_finding
 
     try:
         run = run_ops(adapter, sc.config, sc.ops)

@@ -35,13 +35,13 @@ in :mod:`wheelspec.spec.properties`, judge ``run``):
 
    A request outside wheelspec's ranges (:func:`out_of_range`) that the implementation accepts is
    a finding of its own property, ``ranges``, not of the oracle: the range contract is judged
-   apart from the semantics (``conformance.check.campaign.judge_schedule`` judges the rest of a
+   apart from the semantics (:func:`judge_schedule` judges the rest of a
    campaign schedule without those requests).  A request inside wheelspec's ranges that the
    implementation refuses outside the range it declares (``capabilities.ranges`` as an object)
    is no finding and must change nothing: the oracle is the reference's run without it
    (:func:`declared_oracle`), and the declaration is one ``ranges`` finding per report
    (:func:`declared_range_finding`).
-3. **Expectations** -- a scenario's per-step expected outcomes (:mod:`.scenarios`).  Under a
+3. **Expectations** -- a scenario's per-step expected outcomes (:mod:`.corpus`).  Under a
    declared granularity the expectations that pin when a timer task fires (``fired``,
    ``fired_set``) and the results that follow from it (``cancel``'s pending, ``size``) are not
    compared (:func:`within_granularity`): the history checker judges those steps against the
@@ -50,15 +50,16 @@ in :mod:`wheelspec.spec.properties`, judge ``run``):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, DeclaredRanges, Response
+from wheelspec.conformance.check.narrow import narrow, narrow_config, out_of_range
 from wheelspec.conformance.check.runner import Run, Step, run_ops
 from wheelspec.spec import events as ev
 from wheelspec.spec import limits, ops, properties, show
-from wheelspec.spec.errors import RangeError
 from wheelspec.spec.findings import Finding
 from wheelspec.spec.profiles import (
     EITHER_ORDER,
@@ -303,27 +304,6 @@ class _OracleRuns:
 _ORACLES = _OracleRuns()
 
 
-def out_of_range(op: ops.Op) -> bool:
-    """Is ``op`` outside wheelspec's ranges (``spec/limits.py``: a delay, a clock reading, a task or
-    operation id, an int watch key)?  Such a request must be refused (property ``ranges``)."""
-    try:
-        if isinstance(op, ops.AddTask):
-            limits.check_range("task id", op.task, 0, limits.MAX_ID)
-            limits.check_delay(op.delay)
-        elif isinstance(op, ops.Watch | ops.Resubmit):
-            limits.check_range("op id", op.op, 0, limits.MAX_ID)
-            if isinstance(op, ops.Watch):
-                limits.check_delay(op.delay)
-            for k in op.keys:
-                if isinstance(k, int) and not isinstance(k, bool):
-                    limits.check_key(k)
-        elif isinstance(op, ops.AdvanceTo):
-            limits.check_time("time", op.time)
-    except RangeError:
-        return True
-    return False
-
-
 # ------------------------------------------------------------ declared range -----------------
 def declared_out(op: ops.Op, caps: Capabilities) -> bool:
     """Is ``op`` inside wheelspec's ranges but outside the range the implementation declares
@@ -424,7 +404,7 @@ TRY_EXPECT_KEYS = ("tried",)
 def expectation_failures(run: Run, expects: Sequence[dict[str, Any] | None], *,
                          skip: frozenset[int] = frozenset(),
                          unobserved: frozenset[str] = frozenset()) -> list[Finding]:
-    """Check per-step expectations (see :mod:`.scenarios` for the keys); steps in ``skip`` and
+    """Check per-step expectations (see :mod:`.corpus` for the keys); steps in ``skip`` and
     results of :data:`RESULT_PROPERTY` in ``unobserved`` are not judged, nor ``tried`` (the
     request's ``tryComplete`` calls, ``[[op, result], ...]`` in order) when
     :data:`TRY_COMPLETE_PROPERTY` is."""
@@ -549,3 +529,38 @@ def primary(failures: Sequence[Finding]) -> Finding:
         return order.index(f.prop) if f.prop in order else len(order)
 
     return min(failures, key=rank)
+
+
+#: the prefix of a finding judged on a schedule without its out-of-range requests
+WITHOUT_OUT_OF_RANGE = "(judged without the out-of-range requests) "
+
+
+def judge_run(adapter: Any, caps: Capabilities, result: Run, *, coverage: bool = False,
+              oracle: Run | None = None, probe: Any = None) -> tuple[list[Finding], Counter[str]]:
+    """The findings of a campaign run, and (if asked) the semantic situations it exercised.
+
+    The range contract is judged apart (property ``ranges``): when the implementation accepted an
+    out-of-range request, the state it then holds is no longer the reference's, so every other
+    property is judged on a fresh run of the schedule without the out-of-range requests (its
+    findings say so).  A timer without range checks thus fails ``ranges`` and only ``ranges``.
+
+    ``oracle`` (with ``probe``, the :class:`~.coverage.Probe` that watched it): the oracle's run of
+    the same schedule, computed ahead (:func:`.campaign.run_seed_range`, while a pipelined adapter
+    works)."""
+    from wheelspec.conformance.check.coverage import Probe
+
+    if oracle is None:
+        probe = Probe() if coverage else None
+    failures = judge(result, caps, probe=probe, oracle=oracle)
+    if any(f.prop == "ranges" for f in failures):
+        rest = [s.op for s in result.steps if not out_of_range(s.op)]
+        again = judge(run_ops(adapter, result.config, rest), caps)
+        failures = [f for f in failures if f.prop == "ranges"] + [
+            dataclasses.replace(f, message=WITHOUT_OUT_OF_RANGE + f.message) for f in again]
+    return failures, (probe.counts if probe is not None else Counter())
+
+
+def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op]) -> list[Finding]:
+    """Run ``schedule`` (narrowed to the implementation: :func:`.narrow.narrow`,
+    :func:`.narrow.narrow_config`) and judge it."""
+    return judge_run(adapter, caps, run_ops(adapter, narrow_config(cfg, caps), narrow(schedule, caps)))[0]

@@ -42,7 +42,7 @@ AHEAD = 2
 class WorkerSetup:
     """What a worker needs to start its adapter and judge like the caller."""
 
-    spec: str
+    impl: str          # the --impl text
     timeout: float
     start_timeout: float
     caps: Any          # the caller's Capabilities (with the user's --ranges applied)
@@ -80,7 +80,7 @@ def _adapter() -> Any:
         from wheelspec.conformance.adapters import resolve
 
         assert _SETUP is not None
-        adapter = resolve(_SETUP.spec, timeout=_SETUP.timeout, start_timeout=_SETUP.start_timeout)()
+        adapter = resolve(_SETUP.impl, timeout=_SETUP.timeout, start_timeout=_SETUP.start_timeout)()
         adapter.hello()  # the handshake; the caller's capabilities (already checked) are used
         _ADAPTER = adapter
         util.Finalize(adapter, adapter.close, exitpriority=10)
@@ -123,7 +123,7 @@ class SeedPool:
     ``outcomes(work)`` yields ``(kind, outcome, run)`` for every seed of ``work`` (a list of
     ``(kind, seeds)``), in that order; ``run`` is ``(config, history)`` when ``setup.trace``.
     :meth:`skip` makes it leave out the rest of a kind.  An error a worker met ends the iteration
-    with :class:`~.subprocess_adapter.AdapterError` (or :class:`UserError`) after the outcomes
+    with :class:`~wheelspec.spec.errors.AdapterError` (or :class:`UserError`) after the outcomes
     judged before it."""
 
     def __init__(self, setup: WorkerSetup, workers: int) -> None:
@@ -181,7 +181,7 @@ class SeedPool:
 
 
 def _wait(pending: Any) -> BlockResult:
-    # A timed wait, so that Ctrl-C (or SIGTERM through cli.interrupt) interrupts it at once.
+    # A timed wait, so that Ctrl-C (or SIGTERM through conformance.interrupt) interrupts it at once.
     while True:
         try:
             return pending.get(timeout=0.2)

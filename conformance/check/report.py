@@ -5,7 +5,7 @@ campaign outcomes and throughput, or the adapter error that stopped it.  It is f
 at a time and every count (terminal, JSON, JUnit) is computed from what it holds, so the three
 agree whatever stopped the run: the end, an adapter crash, ``--max-failures`` or a signal (the
 report is then marked ``incomplete``; implementations never started are ``not run``).  Files are
-written atomically (:func:`~wheelspec.conformance.cli.interrupt.atomic_write_text`), and all text
+written atomically (:func:`~wheelspec.conformance.interrupt.atomic_write_text`), and all text
 an adapter supplied passes through :func:`~wheelspec.spec.show.printable` on its way out.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from wheelspec.conformance.check.campaign import CampaignStats, SeedOutcome
+from wheelspec.conformance.check.campaign import CampaignStats, SeedOutcome, smallest
 from wheelspec.conformance.check.corpus import ScenarioResult
 from wheelspec.conformance.check.judge import TRY_COMPLETE_PROPERTY
 from wheelspec.spec import show
@@ -29,7 +29,7 @@ from wheelspec.spec import show
 
 @dataclasses.dataclass
 class ImplReport:
-    spec: str
+    impl: str  # the --impl text
     name: str = ""
     capabilities: dict[str, Any] = dataclasses.field(default_factory=dict)
     scenarios: list[ScenarioResult] = dataclasses.field(default_factory=list)
@@ -80,7 +80,6 @@ class ImplReport:
         schedules and scenarios fail it, whether it is accepted, and the smallest counterexample
         kept for it (its file once saved: ``path``), unaccepted properties first, each group in
         the registry's order (``spec/properties.py``)."""
-        from wheelspec.conformance.check.campaign import smallest
         from wheelspec.spec import properties
 
         seeds = Counter(p for o in self.campaign for p in o.all_props)
@@ -168,7 +167,7 @@ class ImplReport:
     def to_dict(self) -> dict[str, Any]:
         sps, ops = self.stats.rate()
         return {
-            "spec": self.spec, "name": self.name, "status": self.status, "error": self.error,
+            "spec": self.impl, "name": self.name, "status": self.status, "error": self.error,
             "incomplete": self.incomplete or not self.started, "stopped": self.stopped,
             "verdicts": self.verdicts, "coverage": self.coverage,
             "capabilities": self.capabilities, "not_judged": self.not_judged,
@@ -190,7 +189,7 @@ def _all_accepted(failures: list[Any], accept: tuple[str, ...]) -> bool:
 
 
 def exit_code(reports: list[ImplReport], stop: Any = None) -> int:
-    """The command's exit code: ``stop``'s (an :class:`~wheelspec.conformance.cli.interrupt.Interrupted`:
+    """The command's exit code: ``stop``'s (an :class:`~wheelspec.conformance.interrupt.Interrupted`:
     128 + signal) if the run was interrupted, else 2 for an error, 1 for a failure, 0."""
     if stop is not None:
         return int(stop.exit_code)
@@ -210,7 +209,7 @@ def write_json(path: str | Path, reports: list[ImplReport], meta: dict[str, Any]
 
 
 def _write(path: str | Path, text: str) -> None:
-    from wheelspec.conformance.cli.interrupt import atomic_write_text
+    from wheelspec.conformance.interrupt import atomic_write_text
     from wheelspec.spec.errors import UserError
 
     if str(path) == "-":  # --json - / --junit-xml -: standard output
@@ -250,7 +249,7 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
     for r in reports:
         cases: list[ET.Element] = []
         for s in r.scenarios:
-            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.scenario", name=s.name, time=f"{s.seconds:.4f}")
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.impl}.scenario", name=s.name, time=f"{s.seconds:.4f}")
             if s.status == "fail" and _all_accepted(s.failures, r.accept):
                 _el(tc, "system-out", "accepted (--accept): " + "\n".join(show.finding_at_step(x) for x in s.failures))
             elif s.status == "fail":
@@ -264,7 +263,7 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
         for kind in kinds:
             outs = [o for o in r.campaign if o.kind == kind]
             bad = [o for o in outs if o.failing(r.accept)]
-            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.campaign",
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.impl}.campaign",
                      name=f"{kind} seeds {outs[0].seed}..{outs[-1].seed} ({len(outs)} schedules)")
             note = f"; {_stopped_note(stopped[kind])}" if kind in stopped else ""
             accepted = sum(not o.ok and not o.failing(r.accept) for o in outs)
@@ -277,26 +276,26 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
                 _el(tc, "system-out", note[2:])
             cases.append(tc)
         for fp in r.failing_properties:  # failures grouped by property, each with its counterexample
-            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.property", name=fp["prop"])
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.impl}.property", name=fp["prop"])
             if fp["accepted"]:
                 _el(tc, "system-out", f"accepted (--accept): {_property_line(fp)}")
             else:
                 _el(tc, "failure", _property_line(fp), message=show.clip(_property_line(fp), 300), type=fp["prop"])
             cases.append(tc)
         for name in r.not_judged:  # declared unobservable by the adapter: skipped, not passed
-            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}.not-judged", name=name)
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.impl}.not-judged", name=name)
             why = ("capabilities.reports_try_complete is not declared (protocol 2)" if name == TRY_COMPLETE_PROPERTY
                    else "capabilities.unobservable")
             _el(tc, "skipped", message=f"not judged: {name} is not observable through this adapter ({why})")
             cases.append(tc)
         if r.error is not None:
-            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}", name="adapter")
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.impl}", name="adapter")
             _el(tc, "error", r.error, message=show.clip(r.error, 300))
             cases.append(tc)
         if not r.started or r.incomplete:
             # An interrupted run is not a pass: the implementation's last testcase says what was cut.
             why = str(stop) if stop is not None else "stopped before the end"
-            tc = _el(None, "testcase", classname=f"wheelspec.{r.spec}", name="run")
+            tc = _el(None, "testcase", classname=f"wheelspec.{r.impl}", name="run")
             if r.started:
                 _el(tc, "error", "\n".join(_stopped_note(st) for st in r.stopped),
                     message=f"{why}: {r.stats.schedules} schedules and {len(r.scenarios)} scenarios judged",
@@ -304,7 +303,7 @@ def write_junit(path: str | Path, reports: list[ImplReport], stop: Any = None) -
             else:
                 _el(tc, "skipped", message=f"not run: {why} before this implementation's turn")
             cases.append(tc)
-        suite = _el(suites, "testsuite", name=f"wheelspec.{r.spec}", tests=str(len(cases)),
+        suite = _el(suites, "testsuite", name=f"wheelspec.{r.impl}", tests=str(len(cases)),
                     failures=str(sum(1 for c in cases if c.find("failure") is not None)),
                     errors=str(sum(1 for c in cases if c.find("error") is not None)),
                     skipped=str(sum(1 for c in cases if c.find("skipped") is not None)))
@@ -343,7 +342,7 @@ def markup_safe(text: str) -> str:
 def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False, stop: Any = None,
                   errors: bool = True) -> None:
     """The terminal summary; ``stop`` (the interruption, if any) is said after the table.  Pass a
-    console made with ``emoji=False`` (an impl spec such as ``pkg:fire:`` is not an emoji).
+    console made with ``emoji=False`` (an ``--impl`` text such as ``pkg:fire:`` is not an emoji).
     ``errors=False`` leaves the adapter errors out (a caller that prints them once on stderr)."""
     from rich.table import Table
 
@@ -358,7 +357,7 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
         n = {k: sum(1 for s in r.scenarios if s.status == k) for k in ("pass", "fail", "n/a")}
         st = r.stats
         sps, ops = st.rate()
-        label = f"{r.name or r.spec}" + (f" ({r.spec})" if r.name and r.name != r.spec else "")
+        label = f"{r.name or r.impl}" + (f" ({r.impl})" if r.name and r.name != r.impl else "")
         t.add_row(markup_safe(label), markup_safe(prof),
                   f"{n['pass']}/{n['fail']}/{n['n/a']}",
                   f"{st.schedules} ({st.failed}" + (f", {len(r.accepted_seeds)} accepted)" if r.accept else ")"),
@@ -366,29 +365,29 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
                   f"{ops:,.0f}" if st.schedules else "-", f"[{colours[r.status]}]{r.status.upper()}[/]")
     console.print(t)
     for r in reports:
-        spec = markup_safe(r.spec)
+        impl = markup_safe(r.impl)
         if r.error is not None and errors:
-            console.print(f"[red]{spec}: {markup_safe(r.error)}[/]", highlight=False)
+            console.print(f"[red]{impl}: {markup_safe(r.error)}[/]", highlight=False)
         for stp in r.stopped:
-            console.print(f"[yellow]{spec}: {markup_safe(_stopped_note(stp))}[/]", highlight=False)
+            console.print(f"[yellow]{impl}: {markup_safe(_stopped_note(stp))}[/]", highlight=False)
         for s in r.failed_scenarios:
-            console.print(f"[red]FAIL[/] {spec} scenario {markup_safe(s.name)}", highlight=False)
+            console.print(f"[red]FAIL[/] {impl} scenario {markup_safe(s.name)}", highlight=False)
             for f in s.failures[: None if verbose else 3]:
                 console.print(f"     {show.printable(show.finding(f))}", highlight=False, markup=False)
         for o in r.failed_seeds[: None if verbose else 5]:
             f = o.failures[0]
             size = len(o.counterexample.ops) if o.counterexample else o.ops
-            console.print(f"[red]FAIL[/] {spec} {o.kind} seed {o.seed} ({o.ops} ops, "
+            console.print(f"[red]FAIL[/] {impl} {o.kind} seed {o.seed} ({o.ops} ops, "
                           + (f"shrunk to {size})" if o.counterexample else "not shrunk)"), highlight=False)
             console.print(f"     {show.printable(show.finding(f))}", highlight=False, markup=False)
         if len(r.failed_seeds) > 5 and not verbose:
             console.print(f"     ... and {len(r.failed_seeds) - 5} more failing seeds (--verbose or --json)")
         for p in r.counterexamples[:5]:
             # soft_wrap: a command wrapped with hard newlines cannot be copied and run.
-            console.print(show.printable(f"     counterexample: {p}   replay: wheelspec replay {p} --impl {r.spec}"),
+            console.print(show.printable(f"     counterexample: {p}   replay: wheelspec replay {p} --impl {r.impl}"),
                           highlight=False, markup=False, soft_wrap=True)
         if r.failing_properties:  # failures grouped by property: a rare one is listed beside a frequent one
-            console.print(f"{spec}: failing properties (each with its smallest counterexample):", highlight=False)
+            console.print(f"{impl}: failing properties (each with its smallest counterexample):", highlight=False)
             for fp in r.failing_properties:
                 tag = "[yellow]accepted[/]" if fp["accepted"] else "[red]FAIL[/]    "
                 console.print(f"  {tag} {markup_safe(_property_line(fp))}", highlight=False, soft_wrap=True)
@@ -396,20 +395,20 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
             from wheelspec.conformance.check.coverage import summary_line
 
             line = ", ".join(f"{k}: {v}" for k, v in r.verdicts.items())
-            console.print(f"{spec}: {markup_safe(line)}" + (f"; {summary_line(r.coverage)}" if r.campaign else ""),
+            console.print(f"{impl}: {markup_safe(line)}" + (f"; {summary_line(r.coverage)}" if r.campaign else ""),
                           highlight=False)
             if verbose and r.campaign:
                 console.print("     " + ", ".join(f"{k} {v}" for k, v in r.coverage.items()), highlight=False)
         if r.not_judged:
-            console.print(f"[yellow]{spec}: not judged (the adapter cannot observe them): "
+            console.print(f"[yellow]{impl}: not judged (the adapter cannot observe them): "
                           f"{markup_safe(', '.join(r.not_judged))}[/]", highlight=False)
         if r.status == "pass":
             na = [s for s in r.scenarios if s.status == "n/a"]
             if na:
-                console.print(f"{spec}: {len(na)} scenarios not applicable ({markup_safe(na[0].note)})",
+                console.print(f"{impl}: {len(na)} scenarios not applicable ({markup_safe(na[0].note)})",
                               highlight=False)
     if stop is not None:
-        cut = ", ".join(markup_safe(r.spec) + (" incomplete" if r.started else " not run")
+        cut = ", ".join(markup_safe(r.impl) + (" incomplete" if r.started else " not run")
                         for r in reports if r.incomplete or not r.started)
         console.print(f"[yellow]{stop}[/]: the counts above are the verdicts reached before it; "
                       f"{cut or 'every implementation had finished'}", highlight=False)

@@ -19,7 +19,7 @@ from wheelspec.conformance.adapters.base import refusal_of
 from wheelspec.conformance.adapters.protocol import Config, Response, check_answer, clean_text, result_event
 from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, LivenessError
 from wheelspec.spec import ops
-from wheelspec.spec.errors import ProtocolError
+from wheelspec.spec.errors import Bug, ProtocolError
 from wheelspec.spec.history import History
 
 
@@ -51,7 +51,7 @@ class Driven(Protocol):
     def request(self, op: ops.Op) -> Response: ...
 
 
-class RunnerBug(RuntimeError):
+class RunnerBug(Bug, RuntimeError):
     """An exception inside wheelspec's runner while it drove an adapter: a bug to report (the
     original exception, with its traceback, is the ``__cause__``), never a verdict."""
 
@@ -94,7 +94,7 @@ def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op], *,
     answered before it) set; any other :class:`AdapterError` propagates as it is.
 
     An adapter that takes requests ahead of their answers (a subprocess adapter whose hello
-    declared ``pipeline`` N > 1, protocol 2: ``docs/PROTOCOL.md`` section 11) is sent up to N of
+    declared ``pipeline`` N > 1, protocol 2: ``docs/guides/PROTOCOL.md`` section 11) is sent up to N of
     them before the first answer is read, and ``meanwhile()`` (work of the runner's own that does
     not depend on the answers, e.g. the oracle's run) runs while the adapter computes them; without
     a pipeline ``meanwhile`` is not called.  Either way the run is the same."""

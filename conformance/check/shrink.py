@@ -37,6 +37,7 @@ from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
 from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
+from wheelspec.conformance.check.judge import judge_schedule
 from wheelspec.spec import ops, show
 from wheelspec.spec.findings import Finding
 
@@ -78,8 +79,6 @@ class _Oracle:
         self.stalled: LivenessError | None = None
 
     def fails(self, cfg: Config, schedule: list[ops.Op]) -> bool:
-        from wheelspec.conformance.check.campaign import judge_schedule
-
         if self.runs >= BUDGET:
             return False
         self.runs += 1

@@ -1,7 +1,8 @@
 """The ``wheelspec`` command: argument parsing and printing only.
 
 Each subcommand has a module in this package exposing ``configure_NAME(parser)`` and
-``run_NAME(args) -> int``; this file only routes.  The work lives in the stage packages
+``run_NAME(args) -> int``; this file only routes (:mod:`.spark_submit` is the other entry: the
+Python file ``spark-submit`` runs, whose path ``wheelspec spark-entry`` prints).  The work lives in the stage packages
 (:mod:`..check`, :mod:`..traces`, :mod:`..realtime`, :mod:`..matrix`, :mod:`..concurrency`, and
 :mod:`wheelspec.benchmarks`), imported inside ``run_NAME`` so that building the parser imports no
 numba, z3, pyarrow or pyspark (``tests/test_cli_parser.py`` checks it).
@@ -10,8 +11,9 @@ Exit codes: 0 success, 1 violations found (or an expected proof failed), 2 usage
 or adapter errors, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (a CI timeout): both raise
 :class:`~.interrupt.Interrupted` inside the command, which writes what it has judged.  A
 :class:`~wheelspec.spec.errors.WheelspecError` that reaches this file is printed as one line
-(control characters escaped) with its ``exit_code``, never a traceback; an
-:class:`~wheelspec.spec.errors.InvariantError` is a bug in wheelspec and keeps its traceback.
+(control characters escaped) with its ``exit_code``, never a traceback; a
+:class:`~wheelspec.spec.errors.Bug` (an ``InvariantError``, a ``RunnerBug``) is a bug in wheelspec
+and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import importlib
 import sys
 
 from wheelspec.conformance.cli.args import Parser
-from wheelspec.conformance.cli.interrupt import as_interrupted, signals_raise
-from wheelspec.spec.errors import InvariantError, UserError, WheelspecError
+from wheelspec.conformance.interrupt import as_interrupted, signals_raise
+from wheelspec.spec.errors import Bug, UserError, WheelspecError
 from wheelspec.spec.show import printable
 
 #: subcommand -> (module, one-line help)
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with signals_raise(), _protocol_log(args):
             return int(getattr(mod, f"run_{args._name.replace('-', '_')}")(args) or 0)
-    except InvariantError:
+    except Bug:
         raise
     except WheelspecError as e:
         print(f"wheelspec {args._name}: error: {printable(str(e))}", file=sys.stderr)

@@ -15,7 +15,6 @@ from typing import Any
 
 from wheelspec.conformance.cli.args import (
     STDOUT,
-    ValueOrDeprecatedFlag,
     between,
     describe,
     seed,
@@ -30,7 +29,7 @@ from wheelspec.spec.errors import UserError
 
 def configure_analyze(p: argparse.ArgumentParser) -> None:
     p.add_argument("traces", nargs="*", metavar="TRACE",
-                   help="Parquet trace files or directories (docs/TRACE_FORMAT.md)")
+                   help="Parquet trace files or directories (docs/guides/TRACE_FORMAT.md)")
     p.add_argument("--engine", choices=("local", "spark"), default="local",
                    help="local: pyarrow + numpy in this process (no Java); spark: PySpark DataFrame jobs")
     p.add_argument("--master", default=None,
@@ -43,8 +42,8 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=writable_dir, metavar="DIR",
                    help="write analysis.json, report.html and PNG plots here (checked writable before the "
                         "analysis; the plots need the 'reports' extra)")
-    p.add_argument("--json", type=_json_target, metavar="FILE", action=ValueOrDeprecatedFlag, flag_value=STDOUT,
-                   new="--json -", help="write the JSON result to FILE (- for stdout, instead of the summary)")
+    p.add_argument("--json", type=_json_target, metavar="FILE",
+                   help="write the JSON result to FILE (- for stdout, instead of the summary)")
     p.add_argument("--lateness-ms", type=between(0, MAX_LATENESS_MS), default=None, metavar="MS",
                    help=f"also judge late-fire: fire - exp must be <= this many ms, 0 to {MAX_LATENESS_MS} "
                         f"(the largest lateness the protocol's time and delay ranges allow)")
@@ -58,7 +57,7 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-trace", type=writable_file, metavar="PATH",
                    help="with --synthetic: also write the trace to this Parquet file")
     describe(p, [
-        ("wheelspec analyze traces/", "judge every Parquet trace under traces/ (docs/TRACE_FORMAT.md)"),
+        ("wheelspec analyze traces/", "judge every Parquet trace under traces/ (docs/guides/TRACE_FORMAT.md)"),
         ("wheelspec analyze traces/ --out report/", "also write report/report.html, analysis.json and plots"),
         ("wheelspec analyze traces/ --engine spark --master spark://HOST:7077 --json result.json",
          "the same judgement as Spark jobs; the result as JSON"),
@@ -67,8 +66,8 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
 
 
 def _json_target(text: str) -> str:
-    """``--json FILE``: a writable file that is not a Parquet file (``analyze --json TRACE``
-    meant the old flag followed by a trace; the trace must not be overwritten)."""
+    """``--json FILE``: a writable file that is not a Parquet file or a directory (``analyze --json
+    TRACE`` is a trace typed after the flag: it is refused, never overwritten)."""
     if text.endswith(".parquet") or Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a trace, not a JSON file: write --json FILE.json, or --json - "
                                          f"for stdout")

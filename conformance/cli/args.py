@@ -191,60 +191,6 @@ def writable_file(text: str) -> str:
 STDOUT = "-"
 
 
-def _say_deprecated(parser: argparse.ArgumentParser, namespace: argparse.Namespace, old: str, new: str) -> None:
-    """One line on stderr per deprecated spelling and invocation, however often it is repeated."""
-    import sys
-
-    seen: set[str] = namespace.__dict__.setdefault("_deprecated_seen", set())
-    if old in seen:
-        return
-    seen.add(old)
-    print(f"{parser.prog}: {old} is deprecated, use {new}", file=sys.stderr)
-
-
-class Deprecated(argparse.Action):
-    """An old spelling of an option, kept for one release: parsed with its own ``type`` (so a bad
-    value is refused naming the spelling typed), stored in the new option's ``dest`` through
-    ``convert``, appended to a list when ``extend`` (``--impls a,b`` adds to ``--impl``), and said
-    once on stderr: ``wheelspec campaign: --seeds is deprecated, use --schedules``."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str,
-                 convert: Callable[[object], object] | None = None, extend: bool = False, **kw: object) -> None:
-        kw.setdefault("default", argparse.SUPPRESS)   # the new option's default stands
-        kw.setdefault("help", argparse.SUPPRESS)      # --help shows only the grammar
-        super().__init__(option_strings, dest, **kw)  # type: ignore[arg-type]
-        self.new, self.convert, self.extend = new, convert, extend
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
-        _say_deprecated(parser, namespace, option_string or self.option_strings[0], self.new)
-        value = self.convert(values) if self.convert is not None else values
-        if self.extend:
-            items = list(getattr(namespace, self.dest, None) or [])
-            items.extend(value)  # type: ignore[arg-type]
-            value = items
-        setattr(namespace, self.dest, value)
-
-
-class ValueOrDeprecatedFlag(argparse.Action):
-    """An option that takes a value (``--json FILE``, ``--trace-out DIR``) and whose old form was a
-    flag with no value: the flag still works for one release, stores ``flag_value`` and says so
-    once on stderr (``--json (no FILE) is deprecated, use --json -``)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, flag_value: object, new: str,
-                 **kw: object) -> None:
-        kw["nargs"] = "?"
-        super().__init__(option_strings, dest, **kw)  # type: ignore[arg-type]
-        self.flag_value, self.new = flag_value, new
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
-        if values is None:
-            _say_deprecated(parser, namespace, f"{option_string} with no {self.metavar}", self.new)
-            values = self.flag_value
-        setattr(namespace, self.dest, values)
-
-
 class Once(argparse.Action):
     """An option of a command that takes one value (``--impl`` of ``replay``, ``campaign``...):
     given twice, it is refused instead of the last one silently winning."""
@@ -262,34 +208,14 @@ class Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def split_list(text: object) -> list[str]:
-    """``"a,b"`` (a value of :func:`comma_list`) -> ``["a", "b"]``."""
-    return [x for x in str(text).split(",") if x]
-
-
-def seconds_from_ms(text: str) -> float:
-    """A deprecated duration in milliseconds (an integer >= 1), returned in seconds."""
-    return count(text) / 1000.0
-
-
 #: the exit codes every command shares (a command's ``1`` is said in its own epilog)
 EXIT_COMMON = ("  2    usage, configuration or adapter error (one line on stderr)\n"
                "  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM (a CI timeout): what was judged is written")
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Epilogs kept as written (examples are meant to be copied); an option whose value-less form
-    is deprecated shown as taking its value (``--json FILE``, not ``--json [FILE]``)."""
-
-    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
-        if isinstance(action, ValueOrDeprecatedFlag):
-            return str(self._metavar_formatter(action, default_metavar)(1)[0])
-        return super()._format_args(action, default_metavar)
-
-
 def describe(parser: argparse.ArgumentParser, examples: Sequence[tuple[str, str]], exit_codes: Sequence[str]) -> None:
     """Give a subcommand's ``--help`` its examples and exit codes."""
-    parser.formatter_class = HelpFormatter
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter   # examples are meant to be copied
     lines = ["Examples:"]
     for command, what in examples:
         lines += [f"  {command}", f"      {what}"]

@@ -16,20 +16,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from wheelspec.conformance.cli.args import (
-    Deprecated,
     comma_list,
     count,
     describe,
     non_negative,
     positive_number,
     seconds,
-    seconds_from_ms,
     seed,
-    split_list,
     writable_file,
 )
 from wheelspec.spec.errors import UserError
-from wheelspec.spec.limits import MAX_ID
 
 if TYPE_CHECKING:
     from wheelspec.benchmarks.suite import Options
@@ -40,22 +36,6 @@ IMPLS = ("reference", "optimized", "optimized-op", "optimized-batch", "heapq", "
 WORKLOAD_NAMES = ("insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory")
 FULL_SIZES = "1e3,1e4,1e5,1e6,1e7"
 QUICK_SIZES = "1e3,1e4,1e5"
-
-
-def _size(text: str, what: str) -> int:
-    """``1000``, ``1e6``, ``10^7`` or ``1_000_000`` -> int, in [1, MAX_ID] (a size is a number of ids)."""
-    t = text.strip().replace("_", "")
-    try:
-        if "^" in t:
-            base, exp = t.split("^", 1)
-            v = float(int(base) ** int(exp))
-        else:
-            v = float(t)
-    except (ValueError, OverflowError):
-        raise UserError(f"{what}: {text!r} is not a size (write 1000, 1e6 or 10^7)") from None
-    if not math.isfinite(v) or v != int(v) or not 1 <= v <= MAX_ID:
-        raise UserError(f"{what}: {text!r} must be a whole number in [1, {MAX_ID}]")
-    return int(v)
 
 
 def _names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
@@ -75,8 +55,6 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                         help=f"workloads (default all: {', '.join(WORKLOAD_NAMES)})")
     parser.add_argument("--impl", action="append", choices=IMPLS, metavar="IMPL",
                         help=f"implementation to measure (repeatable; default all: {', '.join(IMPLS)})")
-    parser.add_argument("--impls", type=comma_list(), dest="impl", action=Deprecated, new="--impl (repeated)",
-                        convert=split_list, extend=True)
     parser.add_argument("--cap", action="append", default=[], metavar="IMPL=N",
                         help="largest N for an implementation (default 1e6 for reference, optimized, "
                              "optimized-op and sched; IMPL=none lifts a cap); repeatable")
@@ -100,7 +78,6 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                    help="75th percentile completion latency, ms (default 50)")
     g.add_argument("--timeout", type=seconds, default=30.0, metavar="SECONDS",
                    help="request timeout, seconds (default 30; a whole number of ms)")
-    g.add_argument("--timeout-ms", type=seconds_from_ms, dest="timeout", action=Deprecated, new="--timeout SECONDS")
     g.add_argument("--keys", type=count, default=3, help="watch keys per request (default 3)")
     g.add_argument("--key-space", type=count, default=100, help="possible keys (default 100)")
     g.add_argument("--purge-interval", type=count, default=1000, help="purgatory purge interval (default 1000)")
@@ -127,6 +104,7 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
 
 def _caps(specs: list[str]) -> dict[str, int]:
     from wheelspec.benchmarks.suite import default_caps
+    from wheelspec.benchmarks.workloads import parse_size
 
     caps = default_caps()
     for spec in specs:
@@ -137,7 +115,7 @@ def _caps(specs: list[str]) -> dict[str, int]:
         if value.strip().lower() == "none":
             caps.pop(impl, None)
         else:
-            caps[impl] = _size(value, f"--cap {impl}")
+            caps[impl] = parse_size(value, f"--cap {impl}")
     return caps
 
 
@@ -155,11 +133,11 @@ def options_from_args(args: argparse.Namespace) -> Options:
     anything wrong, before any benchmark runs)."""
     from wheelspec.benchmarks.drivers import TimerConfig
     from wheelspec.benchmarks.suite import Options
-    from wheelspec.benchmarks.workloads import PurgatoryParams
+    from wheelspec.benchmarks.workloads import PurgatoryParams, parse_size
     from wheelspec.spec.limits import RangeError, check_tick, check_wheel_size
 
     sizes_text = args.sizes if args.sizes is not None else (QUICK_SIZES if args.quick else FULL_SIZES)
-    sizes = sorted({_size(s, "--sizes") for s in sizes_text.split(",") if s.strip()})
+    sizes = sorted({parse_size(s, "--sizes") for s in sizes_text.split(",") if s.strip()})
     if not sizes:
         raise UserError("--sizes: no sizes given")
     if args.repeat < 1 or args.repeat > 100:
@@ -178,6 +156,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
                                purge_interval=args.purge_interval, keys_per_run=args.keys_per_run)
     except ValueError as e:
         raise UserError(str(e)) from None
+    mem_max = parse_size(args.mem_max, "--mem-max")
     return Options(
         sizes=sizes,
         workloads=_names(args.workloads, WORKLOAD_NAMES, "--workloads"),
@@ -185,7 +164,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         caps=_caps(args.cap),
         repeat=min(args.repeat, 2) if args.quick else args.repeat,
         budget_s=args.budget,
-        mem_max=min(_size(args.mem_max, "--mem-max"), 10_000) if args.quick else _size(args.mem_max, "--mem-max"),
+        mem_max=min(mem_max, 10_000) if args.quick else mem_max,
         seed=args.seed,
         timer=timer,
         purgatory=purg,

@@ -1,10 +1,12 @@
 """``wheelspec campaign``: a random campaign split into seed ranges and run on Spark
 (``--engine spark``) or on a local process pool (``--engine local``), with verdicts and shrunk
 counterexamples written to Parquet / JSON under ``--out``, deterministic, and resumable only
-by the campaign that wrote them (``OUT/campaign.json``, :mod:`.campaign_store`), with a failure
-budget per kind (``--max-failures``) (:mod:`.spark_campaign`).  Interrupted (Ctrl-C, SIGTERM), it
-keeps every finished range, prints the summary of what is done and exits with the interrupted code.
-``--trace-out`` also records every schedule's history as a Parquet trace (docs/TRACE_FORMAT.md)
+by the campaign that wrote them (``OUT/campaign.json``,
+:mod:`wheelspec.conformance.traces.campaign_store`), with a failure budget per kind
+(``--max-failures``) (:mod:`wheelspec.conformance.traces.spark_campaign`).  Interrupted (Ctrl-C,
+SIGTERM), it keeps every finished range, prints the summary of what is done and exits with the
+interrupted code.
+``--trace-out`` also records every schedule's history as a Parquet trace (docs/guides/TRACE_FORMAT.md)
 for ``wheelspec analyze``.
 
 Imported for every ``wheelspec`` invocation: heavy imports stay inside :func:`run_campaign`.
@@ -18,9 +20,7 @@ import time
 
 from wheelspec.conformance.cli.args import (
     STDOUT,
-    Deprecated,
     Once,
-    ValueOrDeprecatedFlag,
     comma_list,
     count,
     describe,
@@ -34,9 +34,6 @@ from wheelspec.spec.errors import UserError
 KINDS = ("timer", "purgatory")
 #: failing schedules per kind after which a kind's remaining seed ranges are not started
 DEFAULT_MAX_FAILURES = 20
-#: ``--trace-out`` given as a flag (its deprecated form): the traces go to OUT/traces.  A NUL
-#: cannot come from a command line, so no directory given by a user is mistaken for it.
-TRACES_UNDER_OUT = "\0OUT/traces"
 
 
 def _max_failures(text: str) -> int | None:
@@ -52,7 +49,6 @@ def configure_campaign(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kinds", default="timer,purgatory", type=comma_list(KINDS),
                    help="campaign kinds, comma list of timer,purgatory")
     p.add_argument("--schedules", type=count, default=1000, metavar="N", help="schedules per kind (default 1000)")
-    p.add_argument("--seeds", type=count, dest="schedules", action=Deprecated, new="--schedules")
     p.add_argument("--start", type=seed, default=0, help="first seed (default 0)")
     p.add_argument("--chunk", type=count, default=100, help="seeds per range, i.e. per Spark task (default 100)")
     p.add_argument("--engine", choices=("spark", "local"), default="local",
@@ -74,24 +70,23 @@ def configure_campaign(p: argparse.ArgumentParser) -> None:
                    "further seed range of that kind is started; ranges already running finish. 'none': no "
                    f"budget (default {DEFAULT_MAX_FAILURES})")
     p.add_argument("--no-shrink", action="store_true", help="do not shrink failing schedules")
-    p.add_argument("--trace-out", type=writable_dir, metavar="DIR", action=ValueOrDeprecatedFlag,
-                   flag_value=TRACES_UNDER_OUT, new="--trace-out DIR",
+    p.add_argument("--trace-out", type=writable_dir, metavar="DIR",
                    help="also write every schedule's history as a Parquet trace under DIR, one file per kind "
-                   "and seed range (docs/TRACE_FORMAT.md; `wheelspec analyze DIR` reads them)")
-    p.add_argument("--json", type=writable_file, metavar="FILE", action=ValueOrDeprecatedFlag, flag_value=STDOUT,
-                   new="--json -", help="write the summary as JSON to FILE (- for stdout, instead of the text)")
+                   "and seed range (docs/guides/TRACE_FORMAT.md; `wheelspec analyze DIR` reads them)")
+    p.add_argument("--json", type=writable_file, metavar="FILE",
+                   help="write the summary as JSON to FILE (- for stdout, instead of the text)")
     describe(p, [
         ("wheelspec campaign --impl optimized --schedules 100000 --out campaign/",
          "a local process pool; rerun the same command to resume after an interruption"),
         ("wheelspec campaign --engine spark --master spark://HOST:7077 --impl optimized --schedules 10000000 "
-         "--out /shared/campaign/", "one Spark task per seed range (docs/SPARK.md)"),
+         "--out /shared/campaign/", "one Spark task per seed range (docs/guides/SPARK.md)"),
         ("wheelspec campaign --impl reference --schedules 200 --trace-out traces/ --json -",
          "also record every history for `wheelspec analyze traces/`; the summary as JSON on stdout"),
     ], ["0    every schedule passed", "1    a schedule failed (failure classes listed; verdicts under --out)"])
 
 
 def run_campaign(args: argparse.Namespace) -> int:
-    from wheelspec.conformance.cli.interrupt import deferred
+    from wheelspec.conformance.interrupt import deferred
     from wheelspec.conformance.traces.campaign_store import default_out, identity, open_out
     from wheelspec.conformance.traces.spark_campaign import (
         Budget,
@@ -215,7 +210,5 @@ def _trace_target(trace_out: str | None, out: str) -> bool | str:
 
     if trace_out is None:
         return False
-    if trace_out == TRACES_UNDER_OUT:
-        return True
     target = Path(trace_out).resolve()
     return True if target == (Path(out) / TRACE_DIR).resolve() else str(target)

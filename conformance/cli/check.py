@@ -1,7 +1,7 @@
 """``wheelspec check`` and ``wheelspec replay``: the conformance runner's commands.
 
-Light on purpose: :mod:`.cli` imports this module for every ``wheelspec`` invocation, so every
-import beyond argparse happens inside ``run_check`` / ``run_replay``.
+Light on purpose: :mod:`wheelspec.conformance.cli` imports this module for every ``wheelspec``
+invocation, so every import beyond argparse happens inside ``run_check`` / ``run_replay``.
 
 ``wheelspec check`` with no arguments runs the shipped scenario corpus and a seeded campaign
 (timer and purgatory schedules) against our implementations: the reference in-process and behind
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from wheelspec.conformance.check.defaults import DEFAULT_IMPLS, DEFAULT_SCHEDULES
 from wheelspec.conformance.cli.args import (
     Once,
     accepted_property,
@@ -34,16 +35,15 @@ from wheelspec.conformance.cli.args import (
 if TYPE_CHECKING:  # only for annotations: this module imports nothing heavy at load time
     from wheelspec.conformance.adapters.protocol import Capabilities, Config
     from wheelspec.conformance.check.corpus import Scenario
+    from wheelspec.conformance.check.session import CheckOptions
 
-DEFAULT_IMPLS = ("reference", "reference-subprocess", "optimized")
-DEFAULT_SCHEDULES = 400
 
 
 def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impl", action="append", metavar="IMPL",
                    help="implementation to check (repeatable): reference, reference-subprocess, reference-mock, "
                         "optimized, optimized-subprocess, package.module:factory, or cmd:COMMAND (a subprocess "
-                        f"speaking the adapter protocol, docs/PROTOCOL.md); default: {', '.join(DEFAULT_IMPLS)}")
+                        f"speaking the adapter protocol, docs/guides/PROTOCOL.md); default: {', '.join(DEFAULT_IMPLS)}")
     p.add_argument("--scenarios", action="append", metavar="DIR",
                    help="scenario directory (repeatable: the directories add up; default: the shipped corpus)")
     p.add_argument("--no-corpus", action="store_true", help="skip the scenario corpus")
@@ -58,7 +58,8 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report (- for stdout)")
     p.add_argument("--trace-out", type=writable_dir, metavar="DIR",
                    help="also record every campaign schedule's history as a Parquet trace, one file per "
-                        "implementation: DIR/<impl>.parquet (docs/TRACE_FORMAT.md; `wheelspec analyze DIR` reads it)")
+                        "implementation: DIR/<impl>.parquet (docs/guides/TRACE_FORMAT.md; `wheelspec analyze DIR` "
+                        "reads it)")
     p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="per-request timeout for subprocess adapters (default 10)")
     p.add_argument("--start-timeout", type=seconds, default=30.0, metavar="SECONDS",
@@ -77,7 +78,7 @@ def configure_check(p: argparse.ArgumentParser) -> None:
                         "capabilities declare, else bounded)")
     p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
                    help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
-                        "with timestamps and directions (docs/KITS.md)")
+                        "with timestamps and directions (docs/guides/KITS.md)")
     p.add_argument("--workers", type=workers, default=1, metavar="N",
                    help="judge the campaign's seeds on N processes, each with its own adapter ('auto': one per "
                         "core; default 1). The reports are the same as with one: outcomes in seed order, the "
@@ -86,9 +87,9 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     describe(p, [
         ("wheelspec check", "the shipped corpus and 400 schedules per kind against our implementations"),
         ("wheelspec check --impl mytimer.adapter:factory --schedules 1000",
-         "your timer (a Python factory returning an adapter, docs/ADAPTERS.md)"),
+         "your timer (a Python factory returning an adapter, docs/guides/ADAPTERS.md)"),
         ("wheelspec check --impl 'cmd:java -jar mytimer.jar' --json report.json --junit-xml report.xml",
-         "a timer in another language speaking the adapter protocol (docs/PROTOCOL.md); reports for CI"),
+         "a timer in another language speaking the adapter protocol (docs/guides/PROTOCOL.md); reports for CI"),
         ("wheelspec check --impl 'cmd:./mytimer' --schedules 20000 --workers auto",
          "a longer campaign, its seeds judged on every core"),
         ("wheelspec check --impl optimized --scenarios my-scenarios/ --scenarios more/ --json -",
@@ -114,7 +115,7 @@ def configure_replay(p: argparse.ArgumentParser) -> None:
                    help="handshake timeout for subprocess adapters (default 30)")
     p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
                    help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
-                        "with timestamps and directions (docs/KITS.md)")
+                        "with timestamps and directions (docs/guides/KITS.md)")
     p.add_argument("--full", action="store_true",
                    help="print every step (a scenario longer than 200 steps shows only the steps around "
                         "each finding)")
@@ -143,7 +144,7 @@ workers.__name__ = "integer >= 1 or auto"
 def _console(args: argparse.Namespace):
     from wheelspec.conformance.cli.output import console, human_to_stderr
 
-    # emoji=False: an impl spec such as `mytimer.adapter:factory:` or a scenario name is text,
+    # emoji=False: an --impl text such as `mytimer.adapter:factory:` or a scenario name is text,
     # never an emoji code.  Markup is escaped (or turned off) where user or adapter text is printed.
     # With a report on stdout (--json -), the terminal output goes to stderr.
     return console(stderr=human_to_stderr(args.json, args.junit_xml))
@@ -175,7 +176,7 @@ def _load_scenarios(dirs: list[str] | None) -> list:
 
 
 def _kinds(text: str) -> list[str]:
-    from wheelspec.conformance.check.campaign import KINDS
+    from wheelspec.conformance.check.generate import KINDS
     from wheelspec.spec.errors import UserError
 
     kinds = [k.strip() for k in text.split(",") if k.strip()]
@@ -185,218 +186,21 @@ def _kinds(text: str) -> list[str]:
     return kinds
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+def check_options(args: argparse.Namespace) -> CheckOptions:
+    """How ``wheelspec check``'s parsed ``args`` ask each implementation to be checked."""
+    from wheelspec.conformance.check.session import CheckOptions
 
-
-def _stop_kinds(rep, kinds: list[str], reason: str, planned: int) -> None:
-    """Record in ``rep.stopped`` each of ``kinds`` whose campaign ended before its ``planned``
-    schedules, with ``reason`` and the last seed judged (from the outcomes ``rep`` holds)."""
-    for kind in kinds:
-        seeds = [o.seed for o in rep.campaign if o.kind == kind]
-        if len(seeds) < planned and not any(st["kind"] == kind for st in rep.stopped):
-            rep.stopped.append({"kind": kind, "reason": reason, "after_seed": seeds[-1] if seeds else None,
-                                "schedules": len(seeds), "planned": planned})
-
-
-def _salvaged(kind: str, seed: int, result, caps):
-    """The outcome of a schedule that ran to its end but never reached the report (an interruption
-    or an adapter error while it was judged or shrunk): judged again, without a counterexample.
-    None for a run cut short (a hang or crash is the campaign's finding to make, not this one's)."""
-    from wheelspec.conformance.check.campaign import SeedOutcome, generate, narrow
-    from wheelspec.conformance.check.judge import judge
-
-    if result is None or len(result.steps) != len(narrow(generate(kind, seed)[1], caps)):
-        return None
-    failures = judge(result, caps)
-    if any(f.prop == "ranges" for f in failures):
-        # The other properties are judged on a rerun without the out-of-range requests (the
-        # campaign's judge_run), which cannot be made now: keep the range verdict alone.
-        failures = [f for f in failures if f.prop == "ranges"]
-    return SeedOutcome(kind, seed, len(result.steps), failures)
-
-
-def _budget_spent(rep, kind: str, seed: int, args: argparse.Namespace) -> None:
-    """Record in ``rep.stopped`` that ``kind`` spent its ``--max-failures`` budget before ``seed``."""
-    rep.stopped.append({"kind": kind, "reason": "max-failures", "after_seed": seed - 1,
-                        "schedules": sum(o.kind == kind for o in rep.campaign),
-                        "planned": args.schedules, "max_failures": args.max_failures})
-
-
-def _campaign_on_pool(spec: str, args: argparse.Namespace, caps, kinds: list[str], rep, on_seed, trace,
-                      tracing: bool) -> None:
-    """The campaign of ``check_impl`` on ``args.workers`` processes (:mod:`.check.parallel`): the same
-    outcomes in the same order, the same budget stops, the same errors."""
-    from wheelspec.conformance.check.parallel import SeedPool, WorkerSetup
-
-    setup = WorkerSetup(spec, args.timeout, args.start_timeout, caps, _safe(spec), tracing, tuple(rep.accept))
-    seeds = list(range(args.seed, args.seed + args.schedules))
-    failed = dict.fromkeys(kinds, 0)
-    with SeedPool(setup, args.workers) as pool:
-        for kind, o, run in pool.outcomes([(k, seeds) for k in kinds]):
-            if failed[kind] >= args.max_failures:
-                _budget_spent(rep, kind, o.seed, args)
-                pool.skip(kind)
-                continue
-            if run is not None:
-                trace(o.seed, run[0], run[1], kind)
-            on_seed(o)
-            failed[kind] += o.failing(rep.accept)
-
-
-def check_impl(spec: str, args: argparse.Namespace, scenarios: list, kinds: list[str], progress=None,
-               out_dir=None, rep=None):
-    """Run corpus and campaign against one implementation, filling ``rep`` (a new ImplReport if
-    None) one verdict at a time, and return it.  An adapter error is recorded in the report (and
-    the campaign kinds it cut short in ``rep.stopped``); an interruption (KeyboardInterrupt, or
-    :class:`~.interrupt.Interrupted` for SIGTERM) marks the report incomplete and propagates, the
-    verdicts reached before it kept.
-
-    ``--max-failures`` is a budget per campaign kind: failing timer schedules do not use up the
-    purgatory campaign's budget, and a kind that spends its budget is listed in ``rep.stopped``."""
-    import functools
-    import time
-    from pathlib import Path
-
-    from wheelspec.conformance.adapters import resolve
-    from wheelspec.conformance.adapters.subprocess_adapter import AdapterError
-    from wheelspec.conformance.check.campaign import PropertyShrinks, run_seed_range
-    from wheelspec.conformance.check.corpus import declared_range_result, run_scenario
-    from wheelspec.conformance.check.report import ImplReport
-    from wheelspec.conformance.cli.interrupt import deferred
-    from wheelspec.spec.errors import UserError
-
-    if rep is None:
-        rep = ImplReport(spec)
-    rep.accept = tuple(dict.fromkeys(getattr(args, "accept", None) or ()))
-    # Incomplete until it returns normally: whatever escapes (a signal, even while the adapter
-    # loads; a runner bug) leaves the report saying so.
-    rep.started, rep.incomplete = True, True
-    tw = None
-    try:
-        factory = resolve(spec, timeout=args.timeout, start_timeout=args.start_timeout)
-        adapter = factory()
-    except UserError as e:
-        rep.error, rep.incomplete = str(e), False
-        return rep
-    task = None
-    kinds_here: list[str] = []
-    # The run of the schedule being judged, held from the moment it ran until its outcome is in
-    # the report: an interruption or adapter error while judging or shrinking it keeps the verdict.
-    pending: dict = {}
-    try:
-        hello = adapter.hello()
-        caps = hello.capabilities
-        if getattr(args, "ranges", None):  # the user's word overrides the adapter's declaration
-            import dataclasses
-
-            caps = dataclasses.replace(caps, ranges=args.ranges)
-        rep.name, rep.capabilities = hello.name, caps.to_dict()
-        if caps.time != "virtual":
-            raise UserError(f"{hello.name}: capabilities.time is \"real\": `wheelspec check` drives virtual "
-                            f"time only; check a real-time adapter with `wheelspec realtime --impl ...` "
-                            f"(docs/ADAPTERS.md, rt_run)")
-        kinds_here = [k for k in kinds if k != "purgatory" or caps.purgatory]
-        if not caps.timer:
-            kinds_here = [k for k in kinds_here if k == "purgatory"]
-        total = len(scenarios) + args.schedules * len(kinds_here)
-        if progress is not None:
-            task = progress.add_task(f"{spec}", total=total)
-        declared = declared_range_result(caps)  # a declared range narrower than Kafka's: one finding
-        if declared is not None:
-            rep.scenarios.append(declared)
-        for sc in scenarios:
-            rep.scenarios.append(run_scenario(adapter, caps, sc))
-            if progress is not None:
-                progress.advance(task)
-
-        if getattr(args, "trace_out", None):
-            from wheelspec.conformance.traces.format import TraceWriter
-
-            tw = TraceWriter(Path(args.trace_out) / f"{_safe(spec)}.parquet")
-        t0 = time.perf_counter()
-        accept = rep.accept
-        by_property = PropertyShrinks(adapter, caps, impl_name=_safe(spec))
-
-        def on_seed(o) -> None:
-            pending.clear()
-            rep.campaign.append(o)
-            rep.seconds = time.perf_counter() - t0
-            if progress is not None:
-                progress.advance(task)
-            if o.counterexample is not None:
-                p = Path(out_dir) / _safe(spec) / f"{o.kind}-{o.seed}.json"
-                o.counterexample.for_impl(spec).save(p)  # `replay FILE` rebuilds the implementation from it
-                o.counterexample.path = str(p)
-                rep.counterexamples.append(str(p))
-            # failures grouped by property: the seed shrunk toward its other failing properties too
-            for cx in by_property.add(o):
-                p = Path(out_dir) / _safe(spec) / f"{o.kind}-{o.seed}-{_safe(str((cx.origin or {})['prop']))}.json"
-                cx.for_impl(spec).save(p)
-                cx.path = str(p)
-                rep.counterexamples.append(str(p))
-
-        def trace(seed, cfg, history, kind) -> None:
-            if tw is not None:
-                tw.add_schedule(history, impl=spec, kind=kind, seed=seed, config=caps.effective(cfg),
-                                profile=caps.profile,
-                                wheel=caps.wheel_size is not None or "wheel_size" in caps.configurable)
-
-        def on_run(seed, cfg, result, kind) -> None:
-            trace(seed, cfg, result.history, kind)
-            pending.update(kind=kind, seed=seed, result=result)
-
-        if getattr(args, "workers", 1) > 1 and args.schedules:
-            _campaign_on_pool(spec, args, caps, kinds_here, rep, on_seed, trace, tw is not None)
-            kinds_here_serial: list[str] = []
-        else:
-            kinds_here_serial = kinds_here
-        for kind in kinds_here_serial:
-            failed = 0
-            for seed in range(args.seed, args.seed + args.schedules):
-                if failed >= args.max_failures:
-                    _budget_spent(rep, kind, seed, args)
-                    break
-                try:
-                    outs = run_seed_range(adapter, caps, kind, [seed], impl_name=_safe(spec), on_seed=on_seed,
-                                          on_run=functools.partial(on_run, kind=kind), accept=accept)
-                except BaseException:
-                    if pending:  # ran, not yet in the report: its verdict without a counterexample
-                        with deferred():
-                            kept = _salvaged(kind, seed, pending["result"], caps)
-                            pending.clear()
-                            if kept is not None:
-                                rep.campaign.append(kept)
-                    raise
-                finally:
-                    rep.seconds = time.perf_counter() - t0
-                failed += sum(o.failing(accept) for o in outs)  # an accepted deviation spends no budget
-    except (AdapterError, UserError) as e:
-        rep.error = str(e)
-        _stop_kinds(rep, kinds_here, "error", args.schedules)
-    except KeyboardInterrupt:
-        _stop_kinds(rep, kinds_here, "interrupted", args.schedules)
-        raise
-    finally:
-        if tw is not None:
-            # Written whatever happened (a second signal waits for it): the histories are the user's.
-            with deferred():
-                rep.trace = str(tw.close())
-        try:
-            adapter.close()
-        except Exception:  # noqa: BLE001 - closing a broken adapter must not hide the finding
-            pass
-        if progress is not None and task is not None:
-            progress.remove_task(task)
-    rep.incomplete = False
-    return rep
+    return CheckOptions(schedules=args.schedules, seed=args.seed, max_failures=args.max_failures,
+                        timeout=args.timeout, start_timeout=args.start_timeout, ranges=args.ranges,
+                        accept=tuple(dict.fromkeys(args.accept or ())), workers=args.workers,
+                        trace_out=args.trace_out, out=args.out)
 
 
 def _write_reports(args: argparse.Namespace, reports: list, meta: dict, stop=None, *, final: bool = True) -> None:
     """The --json and --junit-xml reports; a report to stdout (``-``) is written only when ``final``
     (a file is rewritten with the partial results after each implementation)."""
     from wheelspec.conformance.check.report import write_json, write_junit
-    from wheelspec.conformance.cli.interrupt import deferred
+    from wheelspec.conformance.interrupt import deferred
 
     # Both files or neither reflect a state: a signal waits until the pair is written.
     with deferred():
@@ -418,7 +222,8 @@ def run_check(args: argparse.Namespace) -> int:
     )
 
     from wheelspec.conformance.check.report import ImplReport, exit_code, print_summary
-    from wheelspec.conformance.cli.interrupt import as_interrupted
+    from wheelspec.conformance.check.session import check_one
+    from wheelspec.conformance.interrupt import as_interrupted
     from wheelspec.spec.errors import UserError
     from wheelspec.spec.show import printable
 
@@ -433,21 +238,21 @@ def run_check(args: argparse.Namespace) -> int:
     scenarios = [] if args.no_corpus else _load_scenarios(args.scenarios)
     console = _console(args)
     # Every implementation has its report from the start: one the run never reached says "not run".
-    accept = tuple(dict.fromkeys(args.accept or ()))
-    reports = [ImplReport(spec, started=False, accept=accept) for spec in impls]
+    opts = check_options(args)
+    reports = [ImplReport(impl, started=False, accept=opts.accept) for impl in impls]
     meta = {"command": "check", "impls": impls, "scenarios": len(scenarios), "schedules_per_kind": args.schedules,
             "first_seed": args.seed, "kinds": kinds, "max_failures_per_kind": args.max_failures,
-            "accept": list(accept)}
+            "accept": list(opts.accept)}
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=console, transient=True, disable=not console.is_terminal)
     stop = None
     try:
         with progress:
             for rep in reports:
-                check_impl(rep.spec, args, scenarios, kinds, progress, args.out, rep=rep)
+                check_one(rep.impl, opts, scenarios, kinds, rep=rep, progress=progress)
                 # Partial results first: a run killed outright (SIGKILL) still leaves these.
                 _write_reports(args, reports, meta, final=False)
-    except KeyboardInterrupt as e:  # SIGINT, or SIGTERM through cli.interrupt
+    except KeyboardInterrupt as e:  # SIGINT, or SIGTERM through conformance.interrupt
         stop = as_interrupted(e)
     finally:
         _write_reports(args, reports, meta, stop)
@@ -470,9 +275,9 @@ def _replay_impl(given: str | None, sc: Scenario, path: str) -> tuple[str, bool]
 
     if given is not None:
         return given, False
-    spec = sc.recorded_impl()
-    if spec is not None:
-        return spec, True
+    impl = sc.recorded_impl()
+    if impl is not None:
+        return impl, True
     folder = (sc.origin or {}).get("impl")
     if isinstance(folder, str) and folder:
         raise UserError(f"{path} records only the folder name {folder!r} of its implementation, not the --impl "
@@ -481,8 +286,8 @@ def _replay_impl(given: str | None, sc: Scenario, path: str) -> tuple[str, bool]
                     f"reference)")
 
 
-def _open_impl(spec: str, recorded: bool, args: argparse.Namespace) -> tuple[Any, Any]:
-    """An adapter of ``spec`` and its hello.  An implementation recorded in the file that cannot be
+def _open_impl(impl: str, recorded: bool, args: argparse.Namespace) -> tuple[Any, Any]:
+    """An adapter of ``impl`` and its hello.  An implementation recorded in the file that cannot be
     rebuilt (a module that does not import, a command that does not start or answer) is a
     one-line :class:`UserError` naming the file and the recorded ``--impl`` text."""
     from wheelspec.conformance.adapters import resolve
@@ -490,13 +295,13 @@ def _open_impl(spec: str, recorded: bool, args: argparse.Namespace) -> tuple[Any
 
     adapter = None
     try:
-        adapter = resolve(spec, timeout=args.timeout, start_timeout=args.start_timeout)()
+        adapter = resolve(impl, timeout=args.timeout, start_timeout=args.start_timeout)()
         return adapter, adapter.hello()
     except BaseException as e:
         if adapter is not None:
             adapter.close()
         if recorded and isinstance(e, UserError):
-            raise UserError(f"{args.file}: cannot rebuild the implementation it records (--impl {spec!r}): {e}; "
+            raise UserError(f"{args.file}: cannot rebuild the implementation it records (--impl {impl!r}): {e}; "
                             f"give --impl") from None
         raise
 
@@ -505,7 +310,7 @@ def run_replay(args: argparse.Namespace) -> int:
     from wheelspec.conformance.check.corpus import load, run_scenario
     from wheelspec.conformance.check.judge import claimed_profile
     from wheelspec.conformance.check.report import ImplReport, exit_code
-    from wheelspec.conformance.cli.interrupt import as_interrupted
+    from wheelspec.conformance.interrupt import as_interrupted
     from wheelspec.spec.errors import UserError
 
     _one_stdout_report(args)
@@ -516,10 +321,10 @@ def run_replay(args: argparse.Namespace) -> int:
     try:
         loaded = load(args.file)
         # A file that does not load, or names no implementation, is a usage error, not a report.
-        spec, recorded = _replay_impl(args.impl, loaded, args.file)
-        sc, rep.spec = loaded, spec
-        meta.update(impl=spec, impl_from="file" if recorded else "--impl")
-        adapter, hello = _open_impl(spec, recorded, args)
+        impl, recorded = _replay_impl(args.impl, loaded, args.file)
+        sc, rep.impl = loaded, impl
+        meta.update(impl=impl, impl_from="file" if recorded else "--impl")
+        adapter, hello = _open_impl(impl, recorded, args)
         rep.name, rep.capabilities = hello.name, hello.capabilities.to_dict()
         res = run_scenario(adapter, hello.capabilities, sc)
         rep.scenarios.append(res)
@@ -537,7 +342,7 @@ def run_replay(args: argparse.Namespace) -> int:
         if sc is not None or stop is not None:
             _write_reports(args, [rep], meta, stop)
     _print_replay(console, sc, res, hello.name, prof.describe(), full=getattr(args, "full", False),
-                  impl=spec, recorded=recorded, caps=hello.capabilities)
+                  impl=impl, recorded=recorded, caps=hello.capabilities)
     return exit_code([rep])
 
 

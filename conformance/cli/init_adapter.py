@@ -2,8 +2,8 @@
 check it.
 
 A kit (``conformance/kits/LANG/``, shipped in the wheel) is a protocol-v1 layer
-(``docs/PROTOCOL.md``) plus a toy heap timer claiming ``strict``: the user replaces the toy's five
-timer calls with calls into their own timer (``docs/KITS.md``).  The command never overwrites a
+(``docs/guides/PROTOCOL.md``) plus a toy heap timer claiming ``strict``: the user replaces the toy's five
+timer calls with calls into their own timer (``docs/guides/KITS.md``).  The command never overwrites a
 file: a file already in DIR with the kit's exact content is left as it is, any other file of the
 same name stops the command before anything is written.
 

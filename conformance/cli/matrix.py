@@ -13,12 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from wheelspec.conformance.cli.args import (
-    Deprecated,
-    comma_list,
     count,
     describe,
     non_negative,
-    split_list,
     writable_dir,
     writable_file,
 )
@@ -46,8 +43,6 @@ def configure_matrix(p: argparse.ArgumentParser) -> None:
                    help=f"a row (repeatable): one of {', '.join(VIRTUAL + REALTIME)}, or any implementation "
                         f"`wheelspec check --impl` takes (package.module:factory, cmd:COMMAND), judged as a "
                         f"virtual-time row (default: every built-in row)")
-    p.add_argument("--impls", type=comma_list(), dest="impl", action=Deprecated, new="--impl (repeated)",
-                   convert=split_list, extend=True)
     p.add_argument("--schedules", type=non_negative, default=300, metavar="N",
                    help="timer campaign schedules per virtual implementation (default 300)")
     p.add_argument("--rt-runs", type=non_negative, default=3, metavar="N",
@@ -57,23 +52,24 @@ def configure_matrix(p: argparse.ArgumentParser) -> None:
     p.add_argument("--slack", type=non_negative, default=250, metavar="MS",
                    help="real-time late-bound allowance (default 250)")
     p.add_argument("--out", type=writable_dir, default=DEFAULT_OUT, metavar="DIR",
-                   help="where MATRIX.md (its generated part) goes; matrix.html, matrix.json, matrix-lateness.png "
-                        f"and counterexamples/ go to OUT/results (default ./{DEFAULT_OUT}). Only files the matrix "
-                        "wrote (they carry a marker) are replaced; any other file in the way is refused")
+                   help="where MATRIX.md (its generated part), matrix.html, matrix.json, matrix-lateness.png and "
+                        f"counterexamples/ go (default ./{DEFAULT_OUT}). Only files the matrix wrote (they carry a "
+                        "marker) are replaced; any other file in the way is refused")
     p.add_argument("--counterexamples", type=writable_dir, default=None, metavar="DIR",
-                   help="where failures are saved (default OUT/results/counterexamples)")
+                   help="where failures are saved (default OUT/counterexamples)")
     p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
                    help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
-                        "with timestamps and directions (docs/KITS.md)")
+                        "with timestamps and directions (docs/guides/KITS.md)")
     p.add_argument("--no-files", action="store_true", help="print the table only")
     p.add_argument("--json", type=writable_file, metavar="FILE",
-                   help="also write the matrix (as OUT/results/matrix.json) to FILE; - for stdout (the table then "
+                   help="also write the matrix (as OUT/matrix.json) to FILE; - for stdout (the table then "
                         "goes to stderr)")
     describe(p, [
         ("wheelspec matrix",
-         f"every built-in row; ./{DEFAULT_OUT}/MATRIX.md and ./{DEFAULT_OUT}/results/ (a few minutes)"),
-        ("wheelspec matrix --out docs",
-         "the same into docs/ (how wheelspec's own docs/MATRIX.md is made, from the repository root)"),
+         f"every built-in row; ./{DEFAULT_OUT}/MATRIX.md, matrix.html, matrix.json (a few minutes)"),
+        ("wheelspec matrix --out docs/results",
+         "the same into docs/results/ (how wheelspec's own docs/results/MATRIX.md is made, from the repository "
+         "root)"),
         ("wheelspec matrix --impl reference --impl stdlib-sched --schedules 50 --no-files",
          "two rows, the table only"),
         ("wheelspec matrix --impl mytimer.adapter:factory --no-files --json -",
@@ -106,12 +102,10 @@ def run_matrix(args: argparse.Namespace) -> int:
     from wheelspec.conformance.matrix import files
 
     out = Path(args.out)
-    results = out / "results"  # generated files, apart from the hand-written pages
-    cx_dir = None if args.no_files else Path(args.counterexamples or results / "counterexamples")
+    cx_dir = None if args.no_files else Path(args.counterexamples or out / "counterexamples")
     if not args.no_files:
         # refused before any work: a file in the way that the matrix did not write (files.claim)
-        for target in (out / "MATRIX.md", results / "matrix.html", results / "matrix.json",
-                       results / "matrix-lateness.png"):
+        for target in (out / "MATRIX.md", out / "matrix.html", out / "matrix.json", out / "matrix-lateness.png"):
             files.claim(target)
     if cx_dir is not None:  # a fresh set: the last run's counterexamples would mislead; only those go
         files.clear_generated(cx_dir)
@@ -142,20 +136,20 @@ def run_matrix(args: argparse.Namespace) -> int:
     if args.json:
         write_json_to(args.json, doc)
     if not args.no_files:
-        results.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
         plot = left_out = None
         if available("matplotlib"):
-            plot = "matrix-lateness.png" if write_plot(rows, files.claim(results / "matrix-lateness.png")) else None
+            plot = "matrix-lateness.png" if write_plot(rows, files.claim(out / "matrix-lateness.png")) else None
         elif any(r.lateness_ms for r in rows):
             left_out = f"The lateness plot is left out: it needs the 'reports' extra ({install_hint('reports')})."
             print(f"wheelspec matrix: {left_out}", file=sys.stderr)
-        if plot is None and files.is_generated(results / "matrix-lateness.png"):
-            (results / "matrix-lateness.png").unlink()  # an earlier run's plot, of rows this page lacks
-        files.claim(results / "matrix.html").write_text(html_page(rows, meta, plot, left_out))
-        files.claim(results / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n")
+        if plot is None and files.is_generated(out / "matrix-lateness.png"):
+            (out / "matrix-lateness.png").unlink()  # an earlier run's plot, of rows this page lacks
+        files.claim(out / "matrix.html").write_text(html_page(rows, meta, plot, left_out))
+        files.claim(out / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n")
         update_markdown(out / "MATRIX.md", markdown(rows, meta))
-        print(f"wrote {out / 'MATRIX.md'}, {results / 'matrix.html'}, {results / 'matrix.json'}"
-              + (f", {results / plot}" if plot else ""), file=sys.stderr if human_to_stderr(args.json) else None)
+        print(f"wrote {out / 'MATRIX.md'}, {out / 'matrix.html'}, {out / 'matrix.json'}"
+              + (f", {out / plot}" if plot else ""), file=sys.stderr if human_to_stderr(args.json) else None)
     for r in rows:
         if r.cells and all(v == UNAVAILABLE for v in r.cells.values()):
             print(f"wheelspec matrix: {r.name}: {r.failures[0]}", file=sys.stderr)

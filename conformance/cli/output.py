@@ -51,7 +51,7 @@ def write_json(target: str, doc: Any, **dumps: Any) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from wheelspec.conformance.cli.interrupt import atomic_write_text
+    from wheelspec.conformance.interrupt import atomic_write_text
     from wheelspec.spec.errors import UserError
 
     try:

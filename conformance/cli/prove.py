@@ -1,9 +1,10 @@
 """``wheelspec prove``: run every lemma and bounded check, print a table, exit 0 only if all hold.
 
-Every universal lemma of :mod:`.lemmas` must be *proven*, every hazard lemma must yield its
-expected *counterexample*, and each transition-system configuration of :mod:`.bmc` must pass the
-bounded search and the induction.  ``--mutations`` additionally runs every lemma under the rule
-mutation that targets it and requires a counterexample (the proofs are not vacuous).
+Every universal lemma of :mod:`wheelspec.spec.lemmas` must be *proven*, every hazard lemma must
+yield its expected *counterexample*, and each transition-system configuration of
+:mod:`wheelspec.spec.bmc` must pass the bounded search and the induction.  ``--mutations``
+additionally runs every lemma under the rule mutation that targets it and requires a
+counterexample (the proofs are not vacuous).
 
 This module is imported for every ``wheelspec`` invocation (the CLI builds all subparsers), so Z3
 is imported only inside :func:`run_prove`.

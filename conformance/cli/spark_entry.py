@@ -1,5 +1,5 @@
 """``wheelspec spark-entry``: print the path of the Python file to give ``spark-submit``
-(:mod:`wheelspec.conformance.traces.spark_submit`), for::
+(:mod:`.spark_submit`), for::
 
     spark-submit --master spark://host:7077 "$(wheelspec spark-entry)" analyze --engine spark TRACES
 
@@ -12,7 +12,7 @@ import argparse
 
 from wheelspec.spec.errors import UserError
 
-ENTRY = "wheelspec.conformance.traces.spark_submit"
+ENTRY = "wheelspec.conformance.cli.spark_submit"
 
 
 def configure_spark_entry(p: argparse.ArgumentParser) -> None:

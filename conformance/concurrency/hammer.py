@@ -24,11 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 from wheelspec.conformance.concurrency.linearizability import Operation
-from wheelspec.conformance.concurrency.models import ExpireCall, FireCall
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 from wheelspec.spec.findings import Finding
 from wheelspec.spec.history import History
+from wheelspec.spec.sequential_spec import ExpireCall, FireCall
 
 
 class _RecordingList(list[ev.Event]):
@@ -241,7 +241,7 @@ def check_event_properties(events: list[ev.Event], tick_ms: int = 1) -> list[Fin
 
 
 def drive(scenario: Any, chooser: Any, make_facade: Callable[[], Any]) -> tuple[Any, list[Operation], list[ev.Event]]:
-    """Drive a :class:`wheelspec.reference.interleave.ConcurrentScenario` on a thread-safe facade under the
+    """Drive a :class:`wheelspec.reference.concurrent_scenario.ConcurrentScenario` on a thread-safe facade under the
     deterministic scheduler, at the facade's own granularity: each call is one atomic step (the
     facade serializes whole calls under its lock, so these are all its interleavings).
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from wheelspec.conformance.check.scenario_schema import INT64_MIN, is_int, parse_json
 from wheelspec.conformance.concurrency.linearizability import Operation
-from wheelspec.conformance.concurrency.models import ExpireCall, FireCall
 from wheelspec.spec import ops
 from wheelspec.spec.errors import RecordError, UserError
+from wheelspec.spec.sequential_spec import ExpireCall, FireCall
 from wheelspec.spec.show import json_short
 
 

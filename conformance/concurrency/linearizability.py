@@ -35,6 +35,8 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
+from wheelspec.spec.errors import WheelspecError
+
 
 @dataclasses.dataclass(frozen=True)
 class Operation:
@@ -89,7 +91,7 @@ class Result:
                 f"{self.explored} search states, {self.seconds:.3f} s")
 
 
-class BudgetExhausted(TimeoutError):
+class BudgetExhausted(WheelspecError, TimeoutError):
     """The search ran out of states or of wall-clock time before it decided: the history is
     neither shown linearizable nor shown not to be (the verdict is "undecided")."""
 

@@ -5,10 +5,12 @@ expiration, ``cancel`` -> whether it was pending, and a ``fire`` pseudo-call spa
 invocation of the call that fired it -- an advance, or an add of a due task -- to the ``Fire``
 event); purgatory calls by operation id, with each ``checkAndComplete(k)`` and ``cancelForKey(k)``
 projected onto every operation watched on ``k`` (output: did *this* call complete / cancel it), and
-an ``expire`` pseudo-call for the timer's completion.  Per-operation specification: a watch
-completes at once iff the operation is completable (else it is watched on all its keys); a check
-of a watched key completes it iff completable and not yet completed; ``forceComplete`` returns
-whether it was not yet completed; an expiry needs an uncompleted, watched operation.  Limits, by
+an ``expire`` pseudo-call for the timer's completion.  The specification each partition is
+stepped through is :func:`wheelspec.spec.sequential_spec.step` (a watch completes at once iff the
+operation is completable, else it is watched on all its keys; a check of a watched key completes
+it iff completable and not yet completed; ``forceComplete`` returns whether it was not yet
+completed; an expiry needs an uncompleted, watched operation); this module adapts wheelspec's
+histories to the linearizability checker: the partitions and the reports.  Limits, by
 design: the projection of one check onto several operations is checked per operation, so a finding
 is always real but a history needing inconsistent linearization points for one check across
 operations could pass; which completed operations ``cancelForKey`` returns is left free (it depends
@@ -22,42 +24,13 @@ run of the step model (:mod:`wheelspec.reference.interleave`) into a history of 
 from __future__ import annotations
 
 import bisect
-import dataclasses
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 from wheelspec.conformance.concurrency.linearizability import Model, Operation
-from wheelspec.spec import ops
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class FireCall:
-    """Pseudo-call: the timer handed ``task`` (expiration ``exp``) to its executor."""
-
-    task: int
-    exp: int
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExpireCall:
-    """Pseudo-call: the timer completed ``op`` (its timeout)."""
-
-    op: int
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Projected:
-    """A per-key purgatory call seen by one operation: ``what`` is ``check`` or ``cancel_for_key``."""
-
-    what: str
-    key: Any
-    op: int
-
-
-# task state: (pending, exp);  op state: (watched, completable, completed, live keys)
-_TASK0 = (False, None)
-_OP0: tuple[bool, bool, bool, frozenset[ops.Key]] = (False, False, False, frozenset())
+from wheelspec.spec import ops, sequential_spec
+from wheelspec.spec.sequential_spec import ExpireCall, FireCall, Projected
 
 
 def _wheelspec_partition(history: Sequence[Operation]) -> list[tuple[str, list[Operation]]]:
@@ -121,49 +94,6 @@ def _wheelspec_init() -> Hashable:
     return None  # each partition starts from its kind's initial state (chosen on first step)
 
 
-def _wheelspec_step(state: Any, i: Any, out: Any) -> list[Any]:
-    if isinstance(i, (ops.AddTask, ops.CancelTask, FireCall)):
-        pending, exp = state if state is not None else _TASK0
-        if isinstance(i, ops.AddTask):
-            # output None: the call had not returned, its expiration is unknown ("*" matches any)
-            return [(True, out if out is not None else "*")]
-        if isinstance(i, ops.CancelTask):
-            return [(False, None)] if out is None or out == pending else []
-        return [(False, None)] if pending and exp in (i.exp, "*") else []
-    watched, completable, completed, live = state if state is not None else _OP0
-    if isinstance(i, ops.Watch):
-        if watched:
-            return []
-        c = completable or i.completable
-        if completed:
-            return [(True, c, True, frozenset())] if out in (False, None) else []
-        if c:
-            return [(True, c, True, frozenset())] if out in (True, None) else []
-        return [(True, c, False, frozenset(i.keys))] if out in (False, None) else []
-    if isinstance(i, ops.SetCompletable):
-        return [(watched, i.value, completed, live)]
-    if isinstance(i, ops.ForceComplete):
-        return [(watched, completable, True, live)] if out in (not completed, None) else []
-    if isinstance(i, ExpireCall):
-        return [(watched, completable, True, live)] if watched and not completed else []
-    if isinstance(i, Projected):
-        if i.what == "check":
-            should = watched and not completed and completable and i.key in live
-            if out is None:  # never returned: it may or may not have completed the operation
-                return [(watched, completable, completed or should, live)]
-            if out != should:
-                return []
-            return [(watched, completable, completed or should, live)]
-        # cancel_for_key: an uncompleted operation is returned iff it is watched on the key
-        if completed:
-            return [(watched, completable, completed, live - {i.key})]
-        listed = watched and i.key in live
-        if out not in (listed, None):
-            return []
-        return [(watched, completable, completed, live - {i.key})]
-    raise TypeError(f"the wheelspec model has no step for {i!r}")
-
-
 def _wheelspec_describe(i: Any, out: Any) -> str:
     if isinstance(i, FireCall):
         return f"fire(task {i.task}, exp {i.exp})"
@@ -177,7 +107,7 @@ def _wheelspec_describe(i: Any, out: Any) -> str:
     return f"{kind}(" + ", ".join(f"{k}={v!r}" for k, v in d.items()) + f") -> {out!r}"
 
 
-WHEELSPEC = Model(_wheelspec_partition, _wheelspec_init, _wheelspec_step, _wheelspec_describe)
+WHEELSPEC = Model(_wheelspec_partition, _wheelspec_init, sequential_spec.step, _wheelspec_describe)
 
 
 def _kv_partition(history: Sequence[Operation]) -> list[tuple[str, list[Operation]]]:

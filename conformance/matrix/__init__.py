@@ -9,14 +9,12 @@ module          what it owns
 :mod:`.files`   which files the command may write: the marker of generated files, refusals
 =============== ================================================================================
 
-The names below are the package's API (``wheelspec.conformance.matrix`` was one module before it
-became this package, and these are its names).
+The names below are the package's API.
 """
 
 from wheelspec.conformance.matrix import files
+from wheelspec.conformance.matrix.files import MD_BEGIN, MD_END
 from wheelspec.conformance.matrix.render import (
-    MD_BEGIN,
-    MD_END,
     failure_lines,
     grouped_failures,
     html_page,

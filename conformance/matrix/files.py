@@ -7,8 +7,8 @@ files").  Every file it writes carries a marker, one per format:
 ============================= ==================================================================
 file                          marker
 ============================= ==================================================================
-``MATRIX.md``                 the generated block between :data:`~.render.MD_BEGIN` and
-                              :data:`~.render.MD_END` (the rest of the page is kept as written)
+``MATRIX.md``                 the generated block between :data:`MD_BEGIN` and
+                              :data:`MD_END` (the rest of the page is kept as written)
 ``matrix.html``               the comment :data:`HTML_MARKER` on its first line
 ``matrix.json``               the key ``"generated_by": "wheelspec matrix"``
 ``matrix-lateness.png``       a PNG text chunk ``Comment`` = :data:`MARKER`
@@ -38,6 +38,9 @@ GENERATED_BY = "wheelspec matrix"
 #: the first line of the generated HTML page
 HTML_MARKER = f"<!-- {MARKER} -->"
 
+#: the lines around the generated block of the Markdown page
+MD_BEGIN, MD_END = f"<!-- matrix:begin ({MARKER}) -->", "<!-- matrix:end -->"
+
 #: the PNG text chunk (``tEXt`` keyword, text) of the generated plot: matplotlib's ``metadata``
 PNG_METADATA = {"Comment": MARKER}
 
@@ -58,8 +61,6 @@ def is_generated(path: Path) -> bool:
         return False
     suffix = path.suffix.lower()
     if suffix == ".md":
-        from wheelspec.conformance.matrix.render import MD_BEGIN, MD_END
-
         text = data.decode("utf-8", "replace")
         return MD_BEGIN in text and MD_END in text
     if suffix == ".html":

@@ -10,10 +10,10 @@ history is re-judged under every profile, which gives the "profiles satisfied" c
 Real-time implementations run seeded wall-clock schedules (:mod:`wheelspec.conformance.realtime`).
 
 Every failure is saved as a replayable file under the counterexamples folder (by default
-``wheelspec-matrix/results/counterexamples``, one folder per row): a scenario, which records the
+``wheelspec-matrix/counterexamples``, one folder per row): a scenario, which records the
 ``--impl`` text of its row (``wheelspec replay FILE`` replays it there; a campaign counterexample is
 named ``<kind>-<seed>.json`` as ``wheelspec check`` names it), or a real-time schedule
-(``wheelspec realtime --schedule FILE --impl ...``).  ``docs/MATRIX.md`` explains them.
+(``wheelspec realtime --schedule FILE --impl ...``).  ``docs/results/MATRIX.md`` explains them.
 """
 
 from __future__ import annotations
@@ -258,15 +258,16 @@ def unavailable_row(name: str, mode: str, missing: MissingExtra) -> Row:
 
 
 def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Callable[[str], None]) -> Row:
-    from wheelspec.conformance.check.campaign import GENERATORS, generate, judge_run, narrow, narrow_config
     from wheelspec.conformance.check.corpus import Scenario, load_corpus
+    from wheelspec.conformance.check.generate import GENERATORS, generate
     from wheelspec.conformance.check.judge import (
         declared_range_finding,
         judge,
+        judge_run,
         not_judged,
-        out_of_range,
         primary,
     )
+    from wheelspec.conformance.check.narrow import narrow, narrow_config, out_of_range
     from wheelspec.conformance.check.runner import run_ops
     from wheelspec.conformance.check.shrink import shrink_schedule
     from wheelspec.spec import events as ev

@@ -4,7 +4,7 @@ The adapter executes a whole schedule itself (so pipe latency never enters a mea
 reports, in microseconds since the start, the moment of every operation (an ``add`` is stamped
 just *before* the library computes its deadline, so ``stamp + delay`` is a lower bound of the
 library's own deadline) and of every fire, naming the add (``seq``) that scheduled it.  Protocol:
-``rt_run`` in ``docs/ADAPTERS.md``; :class:`RealtimeAdapter` is the in-process form.
+``rt_run`` in ``docs/guides/ADAPTERS.md``; :class:`RealtimeAdapter` is the in-process form.
 
 Built in: Netty's ``HashedWheelTimer`` (Java and Debian's libnetty-java, through
 ``adapters/java/NettyAdapter.java``) and a live ``asyncio`` loop; ``cmd:COMMAND`` reaches any

@@ -4,7 +4,7 @@
 ===================== ==========================================================================
 module                what it owns
 ===================== ==========================================================================
-:mod:`.format`        the trace schema (``docs/TRACE_FORMAT.md``), writing and reading traces
+:mod:`.format`        the trace schema (``docs/guides/TRACE_FORMAT.md``), writing and reading traces
 :mod:`.synth`         seeded synthetic traces, optionally with planted violations
 :mod:`.rules`         what the analysis computes, shared by both engines
 :mod:`.local`         the analysis with pyarrow and numpy in this process (no Java)

@@ -1,6 +1,6 @@
 """``wheelspec analyze TRACES``: judge a trace dataset with set-based queries, on Spark or locally.
 
-Both engines run the algorithm of :mod:`.analyze_rules` and return the same JSON: per property
+Both engines run the algorithm of :mod:`.rules` and return the same JSON: per property
 the number of violations and the first violating rows, lateness distributions per
 implementation, wheel level and profile, and throughput over virtual time.  ``--out DIR`` also
 writes ``analysis.json``, ``report.html`` (plots embedded) and the plots as PNG files.

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.check.campaign import KINDS
+from wheelspec.conformance.check.generate import KINDS
 from wheelspec.spec.errors import UserError
 
 MANIFEST = "campaign.json"
@@ -121,7 +121,7 @@ def identity(impl: str, hello: Any, kinds: Iterable[str], *, shrink: bool, trace
     """What a campaign judged, field by field (:data:`IDENTITY_FIELDS`); ``trace``: False, True
     (OUT/traces) or the absolute directory of ``--trace-out DIR``."""
     from wheelspec import __version__
-    from wheelspec.conformance.check.campaign import GENERATORS
+    from wheelspec.conformance.check.generate import GENERATORS
 
     impl = impl.strip()
     kinds = list(kinds)

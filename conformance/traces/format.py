@@ -3,7 +3,7 @@
 One row per event of a :class:`~wheelspec.spec.history.History` (the events of
 :mod:`wheelspec.spec.events`), flat and columnar so that Spark and pyarrow can judge billions of
 rows with set-based queries (:mod:`.analyze`).  The format is documented for third parties in
-``docs/TRACE_FORMAT.md``; :data:`TRACE_SCHEMA` is the normative definition.
+``docs/guides/TRACE_FORMAT.md``; :data:`TRACE_SCHEMA` is the normative definition.
 
 Design choices (the *why*):
 
@@ -39,7 +39,7 @@ from wheelspec.spec.profiles import KAFKA, PROFILE_NAMES, behaviour
 
 FORMAT_VERSION = 1
 
-#: The normative trace schema (docs/TRACE_FORMAT.md explains every column per event kind).
+#: The normative trace schema (docs/guides/TRACE_FORMAT.md explains every column per event kind).
 TRACE_SCHEMA = pa.schema([
     pa.field("run", pa.string(), nullable=False),     # one history = one run id
     pa.field("impl", pa.string()),                   # implementation name
@@ -330,7 +330,7 @@ def validate_rows(table: pa.Table, source: str, present: Iterable[str]) -> None:
                             f"< {lo}")
     prof = table.column("profile")
     i = _first(pc.and_(pc.is_valid(prof), pc.invert(pc.is_in(prof, value_set=pa.array(PROFILE_NAMES)))))
-    if i is not None:   # a null profile is kafka's (docs/TRACE_FORMAT.md)
+    if i is not None:   # a null profile is kafka's (docs/guides/TRACE_FORMAT.md)
         raise UserError(f"{_where(table, i, source)}: column 'profile' has an unknown value "
                         f"{prof[i].as_py()!r} (expected one of {', '.join(PROFILE_NAMES)})")
     needs: dict[str, list[str]] = {}

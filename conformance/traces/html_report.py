@@ -54,7 +54,8 @@ CLOCKS: dict[str, tuple[str, str, str]] = {
              "its run."),
     "unstated": ("clock not stated", "ms of the trace's clock",
                  "The trace does not say which clock its <code>time</code> column reads (file metadata "
-                 "<code>wheelspec.clock</code>, docs/TRACE_FORMAT.md). Lateness is in the trace's own milliseconds: a "
+                 "<code>wheelspec.clock</code>, docs/guides/TRACE_FORMAT.md). Lateness is in the trace's own "
+                 "milliseconds: a "
                  "measured delay only if that clock was a wall clock."),
     "mixed": ("mixed clocks", "ms",
               "The trace files state different clocks (some virtual, some wall clock). Lateness measured on one "

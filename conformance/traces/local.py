@@ -1,4 +1,4 @@
-"""``wheelspec analyze --engine local``: the property queries of :mod:`.analyze_rules` on one
+"""``wheelspec analyze --engine local``: the property queries of :mod:`.rules` on one
 machine, with pyarrow (I/O, joins, group-bys) and numpy (segmented scans), no Java needed.
 
 Rows are put once in (run, seq) order; timer rows are re-ordered by (run, id, seq).  The window
@@ -30,13 +30,13 @@ from wheelspec.conformance.traces.rules import (
 )
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.events import VIAS
-from wheelspec.spec.profiles import KAFKA, behaviour
+from wheelspec.spec.profiles import KAFKA, behaviour, earliest_time
 
 K = {k: i for i, k in enumerate(EVENT_KINDS)}
 ADD, FIRE, CANCEL, ADV = K["add"], K["fire"], K["cancel"], K["advance"]
 COMPLETE, EXPIRE, WATCH, SETC = K["complete"], K["expire"], K["watch"], K["set_completable"]
 CHECK, CFK, FORCE = K["check"], K["cancel_for_key"], K["force_complete"]
-#: the kinds whose deadline is the row's own ``time + delay`` (docs/TRACE_FORMAT.md)
+#: the kinds whose deadline is the row's own ``time + delay`` (docs/guides/TRACE_FORMAT.md)
 DEADLINE_IS_SUM = (ADD, WATCH, K["resubmit"])
 #: the well-formed rules, as bits of a row's reason code (one row may break several)
 (WF_TIME, WF_DELAY, WF_DEADLINE, WF_CLOCK_BACK, WF_NOT_SUM, WF_VIA, WF_WATCHED_TWICE,
@@ -142,8 +142,7 @@ def _exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
 def _before_earliest(t: np.ndarray, exp: np.ndarray, prof: np.ndarray, tick: np.ndarray) -> np.ndarray:
     """``t < profile.earliest(exp)`` per row (spec.profiles), without wrapping."""
     t, exp, tick = _exact(t, exp, tick)
-    earliest = np.where(USES_TICK[prof], (exp // tick) * tick, exp + STRICTLY_AFTER[prof])
-    return np.asarray(t < earliest, bool)
+    return np.asarray(t < earliest_time(exp, tick, USES_TICK[prof], STRICTLY_AFTER[prof]), bool)
 
 
 def _minus(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,8 +1,8 @@
 """What ``wheelspec analyze`` computes, shared by both engines (pyarrow/numpy and Spark).
 
-The property queries are :func:`.analyze_local.judge` (pyarrow joins and numpy segmented
+The property queries are :func:`.local.judge_table` (pyarrow joins and numpy segmented
 scans over whole runs); the local engine runs it on the whole dataset, the Spark engine
-(:mod:`.analyze_spark`) on each partition of the dataset hash-partitioned by run, and sums the
+(:mod:`.spark`) on each partition of the dataset hash-partitioned by run, and sums the
 results, so both engines' JSON results are identical (a test checks it).  The summary, lateness
 and throughput are order-free aggregations each engine computes itself.  The algorithm, described
 here once, re-states the history checker's properties (:mod:`wheelspec.spec.checker`) over a

@@ -1,7 +1,7 @@
-"""``wheelspec analyze --engine spark``: the analysis of :mod:`.analyze_rules` as a handful of
+"""``wheelspec analyze --engine spark``: the analysis of :mod:`.rules` as a handful of
 Spark jobs, for traces larger than one machine.
 
-The work splits by what each part needs (docs/SPARK.md, "How the analysis runs"):
+The work splits by what each part needs (docs/guides/SPARK.md, "How the analysis runs"):
 
 * **order-free parts are Spark SQL aggregations** over the column-pruned Parquet scan: the
   summary and input validation (one aggregation), the exact lateness histogram (a group-by of
@@ -77,7 +77,7 @@ WIDE = "decimal(20,0)"
 
 def load(spark: Any, paths: list[str]) -> Any:
     """The trace files as one DataFrame with :data:`TRACE_SCHEMA`'s columns (absent optional
-    columns as nulls, present ones cast), checked like :func:`.trace.conform`."""
+    columns as nulls, present ones cast), checked like :func:`.format.conform`."""
     from pyspark.sql import functions as F
     from pyspark.sql.utils import AnalysisException
 
@@ -221,7 +221,7 @@ def judge_partition(batches: Iterator[Any], lateness_ms: int | None, max_rows: i
 
 def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, max_rows: int = 20,
                       partitions: int | None = None) -> dict[str, Any]:
-    """Judge a trace DataFrame (as :func:`load` returns it); the JSON of :func:`.analyze_local.analyze_table`.
+    """Judge a trace DataFrame (as :func:`load` returns it); the JSON of :func:`.local.analyze_table`.
     ``partitions``: partitions of the by-run shuffle (default: the cores, or more for big traces)."""
     from pyspark.sql import functions as F
 

@@ -1,6 +1,6 @@
 """The embedded Spark default: one SparkSession, local and quiet unless told otherwise.
 
-Measured on this machine (docs/SPARK.md): PySpark 4.x local mode starts in 11-12 s by default,
+Measured on this machine (docs/guides/SPARK.md): PySpark 4.x local mode starts in 11-12 s by default,
 because Spark leaves loopback and does a reverse-DNS lookup; with ``SPARK_LOCAL_IP=127.0.0.1``
 it starts in about 5 s and never touches the network.  The driver's default 1 GB made 10 M-row
 queries about 40% slower than 4 GB.  So, with no ``--master``: ``local[*]``, loopback only, no
@@ -13,7 +13,7 @@ commands (:func:`conf_item`) goes to the session last, over every default.
 The log4j2 settings reach the JVM as a file: :func:`_log4j_file` writes it into a private
 directory made by :func:`tempfile.mkdtemp` (mode 0700, a fresh random name: nothing planted in the
 temp directory is followed or overwritten), once per process, and the directory is removed when
-the process exits (docs/ENVIRONMENT.md lists every temporary file wheelspec writes).
+the process exits (docs/guides/ENVIRONMENT.md lists every temporary file wheelspec writes).
 
 Import of this module is cheap: pyspark is imported inside :func:`get_session`.
 """

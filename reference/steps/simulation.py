@@ -1,5 +1,11 @@
 """The step model's facade: :class:`StepSimulation`, the per-operation API of
 :class:`wheelspec.reference.simulation.Simulation` over the step-model timer and purgatory.
+
+Its constructor checks and op-id lookup are the shared driver's (:mod:`wheelspec.spec.simulation`);
+its requests are generators a scheduler interleaves, so each keeps its own body and checks its
+arguments with the :mod:`wheelspec.spec.limits` calls that
+:class:`wheelspec.spec.simulation.SimulationDriver` makes for the engines that run one request at a
+time.
 """
 
 from __future__ import annotations
@@ -15,13 +21,11 @@ from wheelspec.spec.limits import (
     check_flag,
     check_key,
     check_keys,
-    check_purge_interval,
     check_range,
-    check_tick,
     check_time,
-    check_wheel_size,
 )
-from wheelspec.spec.profiles import KAFKA, MOCK_SIZE_QUEUE, STRICT_GT, behaviour, check_mock_size_rule
+from wheelspec.spec.profiles import KAFKA, MOCK_SIZE_QUEUE, behaviour
+from wheelspec.spec.simulation import check_config, find_op
 
 from ..clock import ManualClock
 from ..scheduler import Ctx, Step, ThreadBody
@@ -55,16 +59,14 @@ class StepSimulation:
             raise ValueError(f"unknown mutant {sorted(unknown)[0]!r} (known: {', '.join(MUTANTS)})")
         if executor not in ("inline", "thread"):
             raise ValueError(f"executor must be 'inline' or 'thread', got {executor!r}")
-        tick_ms, wheel_size = check_tick(tick_ms), check_wheel_size(wheel_size)
         check_range("shards", shards, 1, 4096)
-        if profile not in (KAFKA, STRICT_GT):
-            raise ValueError(f"profile must be one of {(KAFKA, STRICT_GT)} for the step model, got {profile!r}")
-        self.profile = profile
-        mock_size = check_mock_size_rule(mock_size)
+        config = check_config("the step model", tick_ms, wheel_size, start_ms, purge_interval, profile, mock_size,
+                              try_complete_events)
+        self.profile = config.profile
         #: emit each tryComplete call as a TryComplete event (as the readable reference does)
-        self.try_complete_events = check_flag("try_complete_events", try_complete_events)
-        self.clock = ManualClock(start_ms)
-        self.tick_ms = tick_ms
+        self.try_complete_events = config.try_complete_events
+        self.clock = ManualClock(config.start_ms)
+        self.tick_ms = config.tick_ms
         #: events in order, and the same stamped with (step, thread id) for concurrent runs
         self.events: list[ev.Event] = []
         self.stamped: list[tuple[int, int, ev.Event]] = []
@@ -73,13 +75,14 @@ class StepSimulation:
         # (reference.interleave) build kafka simulations and use the Timer's own attributes.
         self.timer: Any
         self.ptimer: Any
-        if behaviour(profile).kafka_class == "MockTimer":
-            self.timer = MockTimer(self, "timer", self.emit, mock_size)
-            self.ptimer = MockTimer(self, "ptimer", None, mock_size)
+        if behaviour(config.profile).kafka_class == "MockTimer":
+            self.timer = MockTimer(self, "timer", self.emit, config.mock_size)
+            self.ptimer = MockTimer(self, "ptimer", None, config.mock_size)
         else:
-            self.timer = Timer(self, "timer", tick_ms, wheel_size, start_ms, self.emit, "inline", self.mutants)
-            self.ptimer = Timer(self, "ptimer", tick_ms, wheel_size, start_ms, None, executor, self.mutants)
-        self.purgatory = Purgatory(self, self.ptimer, check_purge_interval(purge_interval), shards)
+            wheel = (config.tick_ms, config.wheel_size, config.start_ms)
+            self.timer = Timer(self, "timer", *wheel, self.emit, "inline", self.mutants)
+            self.ptimer = Timer(self, "ptimer", *wheel, None, executor, self.mutants)
+        self.purgatory = Purgatory(self, self.ptimer, config.purge_interval, shards)
         self.tasks: dict[int, Task] = {}
         self.ops: dict[int, Op] = {}
         #: op id -> step at which the purgatory's timer handed it to the executor (concurrent runs)
@@ -183,7 +186,7 @@ class StepSimulation:
 
     def resubmit(self, ctx: Ctx, op_id: int, keys: Any) -> ThreadBody:
         """``tryCompleteElseWatch`` of an operation watched before, whatever its state."""
-        op = self._op("resubmit", op_id)
+        op = find_op(self.ops, "resubmit", op_id)
         keys = check_keys(keys)
         if not op.watched:
             raise KeyError(f"resubmit: unknown op id {op_id}")  # declared, never handed to the purgatory
@@ -191,15 +194,10 @@ class StepSimulation:
         self.emit(ev.Resubmit(self.now, op_id, keys, result))
         return result
 
-    def _op(self, what: str, op_id: int) -> Op:
-        op = self.ops.get(check_range("op id", op_id, 0, MAX_ID))
-        if op is None:
-            raise KeyError(f"{what}: unknown op id {op_id}")
-        return op
 
     def set_completable(self, ctx: Ctx, op_id: int, value: bool = True) -> ThreadBody:
         value = check_flag("value", value)
-        op = self._op("set_completable", op_id)
+        op = find_op(self.ops, "set_completable", op_id)
         yield Step(f"{op.label}.completable := {value}")
         op.completable = value
         self.emit(ev.SetCompletable(self.now, op_id, value))
@@ -216,7 +214,7 @@ class StepSimulation:
         return list(ids)
 
     def force_complete(self, ctx: Ctx, op_id: int) -> ThreadBody:
-        result = yield from self._op("force_complete", op_id).force_complete(ctx, "force")
+        result = yield from find_op(self.ops, "force_complete", op_id).force_complete(ctx, "force")
         self.emit(ev.ForceComplete(self.now, op_id, result))
         return result
 

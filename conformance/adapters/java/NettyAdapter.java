@@ -1,7 +1,7 @@
 // wheelspec real-time adapter for Netty's io.netty.util.HashedWheelTimer.
 //
 // Netty has no virtual clock, so this adapter speaks the real-time extension of protocol v1
-// (docs/ADAPTERS.md, "Real-time mode"): one JSON object per line on stdin/stdout.
+// (docs/guides/ADAPTERS.md, "Real-time mode"): one JSON object per line on stdin/stdout.
 //   {"id":0,"type":"hello","protocol":1}
 //     -> {"id":0,"ok":true,"protocol":1,"name":"netty-hashedwheeltimer","version":...,
 //         "capabilities":{"timer":true,"time":"real","profile":"strict","tick_ms":T,"wheel_size":W,...}}

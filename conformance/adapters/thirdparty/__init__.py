@@ -2,7 +2,7 @@
 people run in production or in their test suites, in any language.
 
 Each peer is a subprocess adapter whose sources ship in this package and are built on first use
-into a cache directory (:mod:`.buildcache`).  A peer runs in virtual time (protocol versions 1
+into a cache directory (:mod:`wheelspec.benchmarks.buildcache`).  A peer runs in virtual time (protocol versions 1
 and 2: ``wheelspec check --impl NAME``) or in real time (the ``rt_run`` extension:
 ``wheelspec realtime --impl NAME``); ``wheelspec matrix`` makes a row of each.  A missing
 toolchain is a :class:`~wheelspec.spec.errors.UserError` naming what to install: the matrix row

@@ -14,9 +14,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from wheelspec.benchmarks import buildcache as bc
 from wheelspec.spec.errors import UserError
-
-from . import buildcache as bc
 
 MODULE = "github.com/benbjohnson/clock"
 DEBIAN_PACKAGE = "golang-github-benbjohnson-clock-dev"

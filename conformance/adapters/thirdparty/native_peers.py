@@ -1,5 +1,5 @@
 """Builders of the third-party peers written in Rust, Java and Go: each returns the adapter's argv,
-building it once into the cache (:mod:`.buildcache`) from the sources shipped beside this module
+building it once into the cache (:mod:`wheelspec.benchmarks.buildcache`) from the sources shipped beside this module
 (``rust/``, ``java/``, ``go/``) and the adapter kit of its language (``conformance/kits/``), whose
 protocol layer is copied in at build time: every peer is written with its language's kit.
 
@@ -22,9 +22,8 @@ import re
 import shutil
 from pathlib import Path
 
+from wheelspec.benchmarks import buildcache
 from wheelspec.spec.errors import UserError
-
-from . import buildcache
 
 #: Debian's packaged crates (librust-*-dev); ``$WHEELSPEC_CARGO_REGISTRY`` overrides it.
 DEFAULT_CARGO_REGISTRY = "/usr/share/cargo/registry"

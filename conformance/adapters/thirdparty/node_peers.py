@@ -4,7 +4,7 @@ and ``node-timers`` (real time).
 The adapters (``node/*.js``, written with the JavaScript adapter kit, ``conformance/kits/javascript``)
 and ``node/package.json`` (every npm package of the tree pinned to an exact version) ship in the
 package.  The first use installs them with ``npm install --no-audit --no-fund`` into a cache
-directory (:mod:`.buildcache`, area ``adapters``) named by a hash of package.json, the adapters,
+directory (:mod:`wheelspec.benchmarks.buildcache`, area ``adapters``) named by a hash of package.json, the adapters,
 the kit files and node's version, beside a copy of the kit's layer files, so that each adapter's
 ``require("./wheelspec_adapter")`` finds the kit.  Later uses reuse it: no network.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wheelspec.conformance.adapters.thirdparty import buildcache
+from wheelspec.benchmarks import buildcache
 
 #: the kit's files the adapters require (the kit's toy timer and README are not copied)
 KIT_FILES = ("wheelspec_adapter.js", "wheelspec_realtime.js")

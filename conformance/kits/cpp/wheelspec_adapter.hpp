@@ -1,6 +1,6 @@
 // wheelspec adapter kit for C++ (C++17, single header, no dependencies): the protocol layer.
 //
-// wheelspec::serve() speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout,
+// wheelspec::serve() speaks wheelspec protocol v2 (docs/guides/PROTOCOL.md, section 10) on stdin/stdout,
 // one JSON object per line, or v1 to a runner that offers only v1, and hands every valid timer
 // operation to a wheelspec::Timer you write (see main.cpp). It answers every refusal the protocol
 // defines before your timer is called: values outside wheelspec's ranges ("range", section 4.4), an
@@ -28,7 +28,7 @@
 
 namespace wheelspec {
 
-// wheelspec's ranges (docs/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
+// wheelspec's ranges (docs/guides/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
 constexpr int64_t kMaxDelay = (int64_t{1} << 40) - 1;
 constexpr int64_t kMaxTime = (int64_t{1} << 43) - 1;
 constexpr int64_t kMaxId = (int64_t{1} << 31) - 1;
@@ -68,12 +68,12 @@ public:
     virtual int64_t size() const = 0;                                  // the number of scheduled tasks
 };
 
-// A reset's configuration (docs/PROTOCOL.md, section 2.2).
+// A reset's configuration (docs/guides/PROTOCOL.md, section 2.2).
 struct Config {
     int64_t tick_ms = 1, wheel_size = 20, start_ms = 0, purge_interval = 1000;
 };
 
-// A declared range (docs/PROTOCOL.md, section 4.4, "A declared range"): the delays and clock
+// A declared range (docs/guides/PROTOCOL.md, section 4.4, "A declared range"): the delays and clock
 // readings your timer accepts, inclusive, inside wheelspec's. The hello declares it as
 // "ranges": {"delay": [lo, hi], "time": [lo, hi]}; this layer refuses ("range") a delay or an
 // advance outside it before your timer is called, and wheelspec reports it once.
@@ -88,11 +88,11 @@ struct Info {
     std::string profile = "strict";                         // "strict", "kafka" or "strict-gt"
     std::vector<std::string> configurable = {"start_ms"};   // reset keys your factory honours
     std::optional<int64_t> tick_ms, wheel_size;             // your fixed values, if any
-    std::vector<std::string> unobservable;                  // what your adapter cannot read (docs/ADAPTERS.md)
+    std::vector<std::string> unobservable;                  // what your adapter cannot read (docs/guides/ADAPTERS.md)
     std::optional<Ranges> ranges;                           // what your timer accepts, if less than wheelspec's
     // a coarse timer's declared granularity in ms (0: none): a task may fire up to lateness_ms after
     // the moment its profile says it must have fired by, and up to earliness_ms before its earliest
-    // time; judged as property "granularity" (docs/PROTOCOL.md, section 5, "A declared granularity")
+    // time; judged as property "granularity" (docs/guides/PROTOCOL.md, section 5, "A declared granularity")
     int64_t lateness_ms = 0, earliness_ms = 0;
 };
 

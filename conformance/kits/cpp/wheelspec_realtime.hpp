@@ -1,5 +1,5 @@
 // wheelspec adapter kit for C++, the optional real-time part: for a timer that runs on the wall
-// clock and has no virtual clock to advance (docs/ADAPTERS.md, "Real-time mode"). You write an
+// clock and has no virtual clock to advance (docs/guides/ADAPTERS.md, "Real-time mode"). You write an
 // RtTimer (add with a callback, cancel, size, stop); wheelspec::serve_realtime speaks the rt_run
 // extension:
 //

@@ -1,6 +1,6 @@
 // wheelspec adapter kit for Go (standard library only): the protocol layer.
 //
-// Serve speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout, one JSON object
+// Serve speaks wheelspec protocol v2 (docs/guides/PROTOCOL.md, section 10) on stdin/stdout, one JSON object
 // per line, or v1 to a runner that offers only v1, and hands every valid timer operation to a Timer
 // you write (see timer.go). It answers every refusal the protocol defines before your timer is
 // called: values outside wheelspec's ranges (`range`, section 4.4), an advance back in time
@@ -23,7 +23,7 @@ import (
 	"strings"
 )
 
-// wheelspec's ranges (docs/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
+// wheelspec's ranges (docs/guides/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
 const (
 	MaxDelay         int64 = 1<<40 - 1
 	MaxTime          int64 = 1<<43 - 1
@@ -47,7 +47,7 @@ type Timer interface {
 	Size() int64                                     // the number of scheduled tasks
 }
 
-// Config is a reset's configuration (docs/PROTOCOL.md, section 2.2).
+// Config is a reset's configuration (docs/guides/PROTOCOL.md, section 2.2).
 type Config struct {
 	TickMs, WheelSize, StartMs, PurgeInterval int64
 }
@@ -59,15 +59,15 @@ type Info struct {
 	Configurable  []string // reset keys your factory honours (at least "start_ms")
 	TickMs        *int64   // your fixed tick, if any
 	WheelSize     *int64   // your fixed number of buckets per wheel, if any
-	Unobservable  []string // what your adapter cannot read from your timer (docs/ADAPTERS.md)
+	Unobservable  []string // what your adapter cannot read from your timer (docs/guides/ADAPTERS.md)
 	Ranges        *Ranges  // what your timer accepts, if less than wheelspec's (nil: wheelspec's, "bounded")
-	// A coarse timer's declared granularity (0: none; docs/PROTOCOL.md, section 5, "A declared
+	// A coarse timer's declared granularity (0: none; docs/guides/PROTOCOL.md, section 5, "A declared
 	// granularity"): how many ms a task may fire after the moment its profile says it must have
 	// fired by, and before its earliest time. Judged as property "granularity".
 	LatenessMs, EarlinessMs int64
 }
 
-// Ranges is a declared range (docs/PROTOCOL.md, section 4.4, "A declared range"): the delays and
+// Ranges is a declared range (docs/guides/PROTOCOL.md, section 4.4, "A declared range"): the delays and
 // clock readings your timer accepts, inclusive, inside wheelspec's. The hello declares it as
 // "ranges": {"delay": [lo, hi], "time": [lo, hi]}; the layer refuses ("range") a delay or an
 // advance outside it before your timer is called, and wheelspec reports it once.

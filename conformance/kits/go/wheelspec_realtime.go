@@ -1,5 +1,5 @@
 // wheelspec adapter kit for Go, the optional real-time part: for a timer that runs on the wall
-// clock and has no virtual clock to advance (docs/ADAPTERS.md, "Real-time mode"). You write an
+// clock and has no virtual clock to advance (docs/guides/ADAPTERS.md, "Real-time mode"). You write an
 // RtTimer (add with a callback, cancel, size, stop); ServeRealtime speaks the rt_run extension:
 //
 //	{"id":0,"type":"hello",...}  -> capabilities with "time":"real" and your profile and tick

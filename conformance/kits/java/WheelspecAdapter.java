@@ -1,6 +1,6 @@
 // wheelspec adapter kit for Java (17+, no dependencies, no build tool beyond javac): the protocol layer.
 //
-// serve() speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout, one JSON
+// serve() speaks wheelspec protocol v2 (docs/guides/PROTOCOL.md, section 10) on stdin/stdout, one JSON
 // object per line, or v1 to a runner that offers only v1, and hands every valid timer operation to
 // a Timer you write (see ToyTimer.java). It answers every refusal the protocol defines before your
 // timer is called: values outside wheelspec's ranges ("range", section 4.4), an advance back in
@@ -27,7 +27,7 @@ import java.util.Set;
 import java.util.function.Function;
 
 public final class WheelspecAdapter {
-    // wheelspec's ranges (docs/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
+    // wheelspec's ranges (docs/guides/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
     public static final long MAX_DELAY = (1L << 40) - 1;
     public static final long MAX_TIME = (1L << 43) - 1;
     public static final long MAX_ID = (1L << 31) - 1;
@@ -66,14 +66,14 @@ public final class WheelspecAdapter {
         long size();
     }
 
-    /** A reset's configuration (docs/PROTOCOL.md, section 2.2). */
+    /** A reset's configuration (docs/guides/PROTOCOL.md, section 2.2). */
     public record Config(long tickMs, long wheelSize, long startMs, long purgeInterval) {}
 
     /**
      * What the hello answers: your timer's name and the capabilities it claims. {@code profile}:
      * "strict", "kafka" or "strict-gt"; {@code configurable}: the reset keys your factory honours (at
      * least "start_ms"); {@code tickMs} / {@code wheelSize}: your fixed values, or null;
-     * {@code unobservable}: what your adapter cannot read from your timer (docs/ADAPTERS.md);
+     * {@code unobservable}: what your adapter cannot read from your timer (docs/guides/ADAPTERS.md);
      * {@code ranges}: the delays and clock readings your timer accepts, if fewer than wheelspec's
      * (null: wheelspec's, "bounded"; {@link #withRanges}); {@code granularity}: a coarse timer's
      * declared lateness and earliness, or null ({@link #withGranularity}).
@@ -100,12 +100,12 @@ public final class WheelspecAdapter {
             this(name, version, profile, configurable, tickMs, wheelSize, unobservable, ranges, null);
         }
 
-        /** This Info declaring {@code ranges} (docs/PROTOCOL.md, section 4.4, "A declared range"). */
+        /** This Info declaring {@code ranges} (docs/guides/PROTOCOL.md, section 4.4, "A declared range"). */
         public Info withRanges(Ranges ranges) {
             return new Info(name, version, profile, configurable, tickMs, wheelSize, unobservable, ranges, granularity);
         }
 
-        /** This Info declaring a granularity (docs/PROTOCOL.md, section 5, "A declared granularity"). */
+        /** This Info declaring a granularity (docs/guides/PROTOCOL.md, section 5, "A declared granularity"). */
         public Info withGranularity(long latenessMs, long earlinessMs) {
             return new Info(name, version, profile, configurable, tickMs, wheelSize, unobservable, ranges,
                             new Granularity(latenessMs, earlinessMs));
@@ -113,7 +113,7 @@ public final class WheelspecAdapter {
     }
 
     /**
-     * A coarse timer's declared granularity (docs/PROTOCOL.md, section 5, "A declared granularity"):
+     * A coarse timer's declared granularity (docs/guides/PROTOCOL.md, section 5, "A declared granularity"):
      * a task may fire up to {@code latenessMs} after the moment its profile says it must have fired
      * by, and up to {@code earlinessMs} before its earliest time; judged as property "granularity".
      */
@@ -125,7 +125,7 @@ public final class WheelspecAdapter {
     }
 
     /**
-     * A declared range (docs/PROTOCOL.md, section 4.4, "A declared range"): the delays and clock
+     * A declared range (docs/guides/PROTOCOL.md, section 4.4, "A declared range"): the delays and clock
      * readings your timer accepts, inclusive, inside wheelspec's. The hello declares it as
      * {@code "ranges": {"delay": [lo, hi], "time": [lo, hi]}}; this layer refuses ("range") a delay
      * or an advance outside it before your timer is called, and wheelspec reports it once.

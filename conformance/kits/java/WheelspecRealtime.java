@@ -1,5 +1,5 @@
 // wheelspec adapter kit for Java, the optional real-time part: for a timer that runs on the wall
-// clock and has no virtual clock to advance (docs/ADAPTERS.md, "Real-time mode"). You write an
+// clock and has no virtual clock to advance (docs/guides/ADAPTERS.md, "Real-time mode"). You write an
 // RtTimer (add with a callback, cancel, size); serve() speaks the rt_run extension of the protocol:
 //   {"id":0,"type":"hello",...}  -> capabilities with "time":"real" and your profile and tick
 //   {"id":n,"type":"rt_run","tick_ms":T,"wheel_size":W,"run_ms":R,

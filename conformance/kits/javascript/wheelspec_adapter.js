@@ -1,6 +1,6 @@
 // wheelspec adapter kit for JavaScript (Node, no npm dependencies): the protocol layer.
 //
-// Speaks wheelspec protocol v2, or v1 to a runner that offers only v1 (docs/PROTOCOL.md, sections
+// Speaks wheelspec protocol v2, or v1 to a runner that offers only v1 (docs/guides/PROTOCOL.md, sections
 // 2.1 and 10), on stdin/stdout, one JSON object per line, and hands every valid timer operation to
 // a timer object you write (see timer.js):
 //
@@ -28,7 +28,7 @@
 
 const readline = require("readline");
 
-// wheelspec's ranges (docs/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
+// wheelspec's ranges (docs/guides/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
 const MAX_DELAY = 2 ** 40 - 1;
 const MAX_TIME = 2 ** 43 - 1;
 const MAX_ID = 2 ** 31 - 1;
@@ -38,7 +38,7 @@ const MAX_WHEEL = 2 ** 16;
 const MAX_PURGE_INTERVAL = 2 ** 31 - 1;
 const PURGATORY_OPS = new Set(["watch", "set_completable", "check", "cancel_for_key", "force_complete",
                                "watched", "num_delayed", "resubmit"]);
-// the protocol versions this layer speaks, newest last (docs/PROTOCOL.md, section 10)
+// the protocol versions this layer speaks, newest last (docs/guides/PROTOCOL.md, section 10)
 const PROTOCOLS = [1, 2];
 // how many requests a v2 runner may send before reading the first answer (capability `pipeline`)
 const PIPELINE = 64;
@@ -66,7 +66,7 @@ const CONFIG_RANGES = {
   purge_interval: [0, MAX_PURGE_INTERVAL],
 };
 
-/** Check a reset's configuration; a refused reset is `invalid` (docs/PROTOCOL.md, section 2.2). */
+/** Check a reset's configuration; a refused reset is `invalid` (docs/guides/PROTOCOL.md, section 2.2). */
 function checkConfig(config) {
   if (config === null || typeof config !== "object" || Array.isArray(config)) {
     throw new Refusal("invalid", "reset: config must be an object");
@@ -99,13 +99,13 @@ function negotiate(req) {
  * `info`: {name, version, profile ("strict", "kafka" or "strict-gt"), configurable (reset keys your
  * factory honours; at least "start_ms"), tick_ms, wheel_size (your fixed values, if any)}, and for
  * an adapter of a library it does not own: unobservable (property names the library cannot report,
- * plus "task-ids" / "clock" when the adapter owns them: docs/ADAPTERS.md), ranges ("unbounded" for
+ * plus "task-ids" / "clock" when the adapter owns them: docs/guides/ADAPTERS.md), ranges ("unbounded" for
  * a timer that accepts any value by design, or the delays and clock readings your timer accepts,
  * `{delay: [lo, hi], time: [lo, hi]}`, either key optional: this layer then refuses (`range`) a
- * delay or an advance outside them before your timer is called; docs/PROTOCOL.md, section 4.4,
+ * delay or an advance outside them before your timer is called; docs/guides/PROTOCOL.md, section 4.4,
  * "A declared range"), lateness_ms / earliness_ms (a coarse timer's declared granularity: how many ms
  * a task may fire after the moment its profile says it must have fired by / before its earliest
- * time; docs/PROTOCOL.md, section 5, "A declared granularity") and checkDelays (false: hand every integer delay to the
+ * time; docs/guides/PROTOCOL.md, section 5, "A declared granularity") and checkDelays (false: hand every integer delay to the
  * timer, so that its own handling of out-of-range delays is judged).
  * `makeTimer(config)`: a fresh, empty timer whose clock reads config.start_ms (called at each reset).
  */
@@ -115,7 +115,7 @@ function serve(info, makeTimer) {
   if (info.tick_ms !== undefined) capabilities.tick_ms = info.tick_ms;
   if (info.wheel_size !== undefined) capabilities.wheel_size = info.wheel_size;
   if (info.unobservable !== undefined) capabilities.unobservable = info.unobservable;
-  // a declared granularity (docs/PROTOCOL.md, section 5): judged as property `granularity`
+  // a declared granularity (docs/guides/PROTOCOL.md, section 5): judged as property `granularity`
   if (info.lateness_ms) capabilities.lateness_ms = info.lateness_ms;
   if (info.earliness_ms) capabilities.earliness_ms = info.earliness_ms;
   const declared = typeof info.ranges === "object" && info.ranges !== null ? info.ranges : {};

@@ -3,7 +3,7 @@
 // A timer with no virtual clock (Node's own setTimeout, a wheel ticking on a real interval) cannot
 // be driven by `advance`: wheelspec judges it in real-time mode (`wheelspec realtime --impl
 // "cmd:node my_adapter.js"`), where the adapter itself performs a whole schedule at wall-clock
-// offsets and reports when everything happened (docs/ADAPTERS.md, "Real-time mode" and the Netty
+// offsets and reports when everything happened (docs/guides/ADAPTERS.md, "Real-time mode" and the Netty
 // section, whose NettyAdapter.java speaks the same requests):
 //
 //   {"id":0,"type":"hello","protocol":1,...}

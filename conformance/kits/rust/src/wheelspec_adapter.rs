@@ -1,6 +1,6 @@
 //! wheelspec adapter kit for Rust (standard library only): the protocol layer.
 //!
-//! [`serve`] speaks wheelspec protocol v2 (docs/PROTOCOL.md, section 10) on stdin/stdout, one JSON
+//! [`serve`] speaks wheelspec protocol v2 (docs/guides/PROTOCOL.md, section 10) on stdin/stdout, one JSON
 //! object per line, or v1 to a runner that offers only v1, and hands every valid timer operation to
 //! a [`Timer`] you write (see main.rs). It answers every refusal the protocol defines before your
 //! timer is called: values outside wheelspec's ranges (`range`, section 4.4), an advance back in
@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::io::{self, BufRead, Write};
 
-// wheelspec's ranges (docs/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
+// wheelspec's ranges (docs/guides/PROTOCOL.md, section 4.4; the Python source is spec/limits.py)
 pub const MAX_DELAY: i64 = (1 << 40) - 1;
 pub const MAX_TIME: i64 = (1 << 43) - 1;
 pub const MAX_ID: i64 = (1 << 31) - 1;
@@ -86,7 +86,7 @@ pub trait Timer {
     fn size(&self) -> i64;
 }
 
-/// A reset's configuration (docs/PROTOCOL.md, section 2.2).
+/// A reset's configuration (docs/guides/PROTOCOL.md, section 2.2).
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
     pub tick_ms: i64,
@@ -118,14 +118,14 @@ pub struct Info {
     /// your fixed tick and wheel size, if any
     pub tick_ms: Option<i64>,
     pub wheel_size: Option<i64>,
-    /// what your adapter cannot read from your timer (docs/ADAPTERS.md); usually empty
+    /// what your adapter cannot read from your timer (docs/guides/ADAPTERS.md); usually empty
     pub unobservable: Vec<String>,
     /// the delays and clock readings your timer accepts, if fewer than wheelspec's (None:
-    /// wheelspec's, "bounded"); docs/PROTOCOL.md, section 4.4, "A declared range"
+    /// wheelspec's, "bounded"); docs/guides/PROTOCOL.md, section 4.4, "A declared range"
     pub ranges: Option<Ranges>,
     /// a coarse timer's declared granularity, in ms (0: none): a task may fire up to `lateness_ms`
     /// after the moment its profile says it must have fired by, and up to `earliness_ms` before
-    /// its earliest time; judged as property `granularity` (docs/PROTOCOL.md, section 5)
+    /// its earliest time; judged as property `granularity` (docs/guides/PROTOCOL.md, section 5)
     pub lateness_ms: i64,
     pub earliness_ms: i64,
 }

@@ -9,11 +9,11 @@ after it are a ``wheelspec`` command line, ``analyze`` or ``campaign`` with ``--
         "$(wheelspec spark-entry)" analyze --engine spark hdfs:///traces/2024-06/
 
 ``wheelspec spark-entry`` prints this file's path (so does ``python -m
-wheelspec.conformance.traces.spark_submit --path``).  Under the submit the session is the one
+wheelspec.conformance.cli.spark_submit --path``).  Under the submit the session is the one
 ``spark-submit`` configured: its master, deploy mode, memory and ``--conf`` settings
 (:func:`wheelspec.conformance.traces.spark_session.get_session`); ``--master`` and
 ``--driver-memory`` of the wheelspec command are refused there, because the submit has decided
-them already.  The exit code is the command's (docs/SPARK.md).
+them already.  The exit code is the command's (docs/guides/SPARK.md).
 """
 
 from __future__ import annotations

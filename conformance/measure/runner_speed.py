@@ -2,7 +2,7 @@
 
 Each measurement is one fresh process that runs a fixed seed range of the default campaign
 (kinds ``timer,purgatory``, the corpus left out) through the code path ``wheelspec check`` uses
-(:func:`wheelspec.conformance.cli.check.check_impl`, arguments parsed by the real parser) and
+(:func:`wheelspec.conformance.check.session.check_one`, ``wheelspec check``'s default options) and
 prints the campaign's own clock (``ImplReport.seconds``, which excludes the adapter's start) and
 the number of operations its schedules held.
 
@@ -13,8 +13,8 @@ so do the adapter processes they start.  Repetitions are interleaved (tree by tr
 by implementation, then again) so that a change in the machine's load hits every cell alike; the
 table gives the median of each cell.
 
-    python benchmarks/runner_speed.py --schedules 300 --reps 3
-    python benchmarks/runner_speed.py --tree before=/tmp/before-site --tree after= --json out.json
+    python -m wheelspec.conformance.measure.runner_speed --schedules 300 --reps 3
+    python -m wheelspec.conformance.measure.runner_speed --tree before=/tmp/before-site --tree after= --json out.json
 
 ``--breakdown`` says where a checked operation's CPU goes instead: per implementation, in one
 fresh process, the same seeds are generated, run on the implementation, run on the oracle (the
@@ -22,9 +22,9 @@ reference watched by the coverage probe, nothing cached) and judged, each part t
 adapter process's CPU is read from ``/proc``.  Their sum is the CPU one checked operation costs, so
 ``cores / sum`` is the most any number of ``--workers`` can check per second on this machine.
 
-    python benchmarks/runner_speed.py --breakdown --schedules 1000 --impl reference --impl java:DIR
+    python -m wheelspec.conformance.measure.runner_speed --breakdown --schedules 1000 --impl reference --impl java:DIR
 
-``docs/RUNNER_SPEED.md`` holds a run and says what was changed to get there.
+``docs/results/RUNNER_SPEED.md`` holds a run and says what was changed to get there.
 """
 
 from __future__ import annotations
@@ -47,24 +47,18 @@ def worker(impl: str, schedules: int, seed: int, kinds: str, workers: int = 1) -
     comma separated, are checked one after the other as one command checks them; the figures are
     their totals)."""
     import wheelspec
-    from wheelspec.conformance.cli import build_parser
-    from wheelspec.conformance.cli.check import check_impl
+    from wheelspec.conformance.check.session import CheckOptions, check_one
 
     out = os.path.join(os.environ.get("RUNNER_SPEED_OUT", "/tmp"), "runner-speed-out")
     impls = [impl] if impl.startswith("cmd:") else impl.split(",")
-    argv = ["check", "--no-corpus", "--schedules", str(schedules), "--seed", str(seed), "--kinds", kinds, "--out", out]
-    if workers != 1:  # (a tree without --workers refuses it: measure such a tree with --workers 1 only)
-        argv += ["--workers", str(workers)]
-    for one in impls:
-        argv += ["--impl", one]
-    args = build_parser().parse_args(argv)
+    opts = CheckOptions(schedules=schedules, seed=seed, workers=workers, out=out)  # else `wheelspec check`'s defaults
     kinds_list = [k.strip() for k in kinds.split(",") if k.strip()]
     t0 = time.perf_counter()
-    reps = [check_impl(one, args, [], kinds_list, None, out) for one in impls]
+    reps = [check_one(one, opts, [], kinds_list) for one in impls]
     wall = time.perf_counter() - t0
     for rep in reps:
         if rep.error:
-            raise SystemExit(f"{rep.spec}: {rep.error}")
+            raise SystemExit(f"{rep.impl}: {rep.error}")
     return {"impl": impl, "tree": os.path.dirname(os.path.dirname(wheelspec.__file__)),
             "schedules": sum(len(r.campaign) for r in reps), "ops": sum(o.ops for r in reps for o in r.campaign),
             "failed": sum(not o.ok for r in reps for o in r.campaign),
@@ -98,8 +92,10 @@ def breakdown(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any
     """One implementation's checked operations taken apart in this process (module doc): CPU
     seconds per part, the adapter process's CPU, the operations."""
     from wheelspec.conformance.adapters.resolve import resolve
-    from wheelspec.conformance.check import campaign, judge
+    from wheelspec.conformance.check import judge
     from wheelspec.conformance.check.coverage import Probe
+    from wheelspec.conformance.check.generate import generate
+    from wheelspec.conformance.check.narrow import narrow
     from wheelspec.conformance.check.runner import run_ops
 
     adapter = resolve(impl)()
@@ -108,13 +104,13 @@ def breakdown(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any
     cpu = dict.fromkeys(PARTS, 0.0)
     clock = time.process_time
     n_ops = failed = 0
-    run_ops(adapter, *campaign.generate(kinds_list[0], seed))  # warm: a JIT, the adapter's first run
+    run_ops(adapter, *generate(kinds_list[0], seed))  # warm: a JIT, the adapter's first run
     adapter_before = _adapter_cpu(adapter)
     for kind in kinds_list:
         for s in range(seed, seed + schedules):
             t0 = clock()
-            cfg, schedule = campaign.generate(kind, s)
-            schedule = campaign.narrow(schedule, caps)
+            cfg, schedule = generate(kind, s)
+            schedule = narrow(schedule, caps)
             t1 = clock()
             ahead: dict[str, Any] = {}
 
@@ -130,8 +126,8 @@ def breakdown(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any
             if not ahead:
                 oracle_run()
             t2 = clock()
-            failures, _ = campaign.judge_run(adapter, caps, result, coverage=True, oracle=ahead["oracle"],
-                                             probe=ahead["probe"])
+            failures, _ = judge.judge_run(adapter, caps, result, coverage=True, oracle=ahead["oracle"],
+                                          probe=ahead["probe"])
             t3 = clock()
             for part, dt in zip(PARTS, (t1 - t0, t2 - t1 - ahead["cpu"], ahead["cpu"], t3 - t2)):
                 cpu[part] += dt

@@ -1,4 +1,6 @@
-"""Building a subprocess adapter once, on first use, into a cache directory.
+"""Building shipped sources once, on first use, into a cache directory: the third-party
+subprocess adapters of :mod:`wheelspec.conformance.adapters.thirdparty` and the native peers of
+:mod:`.native`.
 
 An adapter whose sources ship in the package (a Rust crate, Java files, a Go module, Node files)
 is built from them the first time it is asked for.  The build directory's name carries a hash of

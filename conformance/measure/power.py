@@ -3,8 +3,8 @@
 
 Run from the repository root (the variants live in the test tree)::
 
-    python -m wheelspec.benchmarks.power                 # writes docs/POWER.md
-    python -m wheelspec.benchmarks.power --seeds 400 --out /tmp/p.md --variants wrap-at-nine
+    python -m wheelspec.conformance.measure.power                 # writes docs/results/POWER.md
+    python -m wheelspec.conformance.measure.power --seeds 400 --out /tmp/p.md --variants wrap-at-nine
 
 For each variant it measures:
 
@@ -177,12 +177,9 @@ def _machine() -> str:
 
 
 def _generators() -> str:
-    from wheelspec.conformance.check import campaign
+    from wheelspec.conformance.check.generate import GENERATORS
 
-    gens = getattr(campaign, "GENERATORS", None)
-    if isinstance(gens, dict):
-        return ", ".join(f"{k} `{v}`" for k, v in gens.items())
-    return f"`{getattr(campaign, 'GENERATOR', '?')}`"
+    return ", ".join(f"{k} `{v}`" for k, v in GENERATORS.items())
 
 
 def render(ms: list[Measure], *, command: str, seeds: int, bases: list[int], schedules: int,
@@ -191,7 +188,7 @@ def render(ms: list[Measure], *, command: str, seeds: int, bases: list[int], sch
     lines = [
         "# The runner's power against broken variants",
         "",
-        "Written by `python -m wheelspec.benchmarks.power`; do not edit by hand. The variants are "
+        "Written by `python -m wheelspec.conformance.measure.power`; do not edit by hand. The variants are "
         "`tests/fixtures/variants/broken.py` (each docstring says the bug and why it needs a long "
         "history or not), built on an independent Kafka-style timer and purgatory "
         "(`tests/fixtures/variants/`) that claims the `kafka` profile, so the judge compares it with "
@@ -263,9 +260,10 @@ def render_rates(ms: list[Measure], kinds: list[str], seeds: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from wheelspec.conformance.cli.check import DEFAULT_SCHEDULES
+    from wheelspec.conformance.check.defaults import DEFAULT_SCHEDULES
 
-    p = argparse.ArgumentParser(prog="python -m wheelspec.benchmarks.power", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m wheelspec.conformance.measure.power",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=2000, help="seeds per kind for the rates (default 2000)")
     p.add_argument("--bases", default="0,400,800,1200,1600", help="seed bases of the default check")
     p.add_argument("--schedules", type=int, default=DEFAULT_SCHEDULES,
@@ -274,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-correct", action="store_true", help="do not measure the correct timer")
     p.add_argument("--verify-cli", action="store_true",
                    help="also run `wheelspec check --seed BASE` for each variant and base (slow)")
-    p.add_argument("--out", default="docs/POWER.md", help="the Markdown table (default docs/POWER.md)")
+    p.add_argument("--out", default="docs/results/POWER.md", help="the Markdown table (default docs/results/POWER.md)")
     p.add_argument("--rates", default="", help="also write the failure rates to this Markdown file")
     args = p.parse_args(argv)
     if args.seeds < 1 or args.schedules < 1:
@@ -283,8 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         bases = [int(b) for b in args.bases.split(",") if b.strip()]
     except ValueError:
         p.error(f"--bases: not a comma-separated list of integers: {args.bases!r}")
-    from wheelspec.conformance.check.campaign import KINDS
     from wheelspec.conformance.check.corpus import load_corpus
+    from wheelspec.conformance.check.generate import KINDS
 
     _pkg, variants = _variants()
     chosen = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -313,8 +311,8 @@ def main(argv: list[str] | None = None) -> int:
               + (f"  worst base {_pct(worst)}" if (worst := m.worst_base(args.schedules)) is not None else "")
               + f"  shrunk {m.shrunk_ops}  {m.seconds:.0f}s",
               flush=True)
-    command = "python -m wheelspec.benchmarks.power" + (" " + shlex.join(argv if argv is not None else sys.argv[1:])
-                                                         if (argv if argv is not None else sys.argv[1:]) else "")
+    given = argv if argv is not None else sys.argv[1:]
+    command = "python -m wheelspec.conformance.measure.power" + (" " + shlex.join(given) if given else "")
     text = render(ms, command=command, seeds=args.seeds, bases=bases, schedules=args.schedules, kinds=kinds,
                   seconds=time.perf_counter() - t0)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
