@@ -601,9 +601,18 @@ def _lost_wakeups(R: _Rows, report: Any, by_try: np.ndarray, first_done: np.ndar
 def _lost_operations(R: _Rows, report: Any, first_done: np.ndarray, prev_adv: np.ndarray,
                      last_adv_of_run: np.ndarray) -> None:
     kind = R.kind
-    w = np.flatnonzero((kind == WATCH) & R.id_ok & R.delay_ok)
+    # A watch times its operation; a later resubmit that leaves it uncompleted re-times it
+    # (SEMANTICS.md, "Resubmit"), so each timing row answers for its operation only until the
+    # operation's next timing row (rows are in (run, seq) order; the sort is stable).
+    timing = np.flatnonzero(((kind == WATCH) | (kind == K["resubmit"])) & R.id_ok)
+    o = timing[_order(R.r[timing], R.id[timing])]
+    _, seg_end = _segments(R.r[o], R.id[o])
+    nxt = np.arange(1, o.size + 1)
+    next_timing = np.full(kind.size, -1, np.int64)
+    next_timing[o] = np.where(nxt < seg_end, o[np.minimum(nxt, max(o.size - 1, 0))], -1)
+    w = timing[R.delay_ok[timing]]
     fd = first_done[w]
-    w = w[(fd < 0) | (fd > w)]          # still on the timer after its watch
+    w = w[(fd < 0) | (fd > w)]          # still on the timer after its watch or resubmit
     if w.size == 0:
         return
     gt = INSIDE_ADD[R.prof[w]]
@@ -611,6 +620,8 @@ def _lost_operations(R: _Rows, report: Any, first_done: np.ndarray, prev_adv: np
     out = [w[nonpos]]
     fd = first_done[w]
     end = np.where(fd >= 0, fd, -1)
+    nt = next_timing[w]
+    end = np.where((nt >= 0) & ((end < 0) | (nt < end)), nt, end)
     f = np.flatnonzero(kind == CFK)
     if f.size:
         F = _keys_table(R, f, "ops").rename_columns(["r", "op", "fpos"])

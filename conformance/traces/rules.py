@@ -41,8 +41,8 @@ Per run, rows ordered by ``seq``.  A *request* row is any row whose kind is not 
   ``force-result`` and ``check-count`` (the request's result against the completes in its
   window), ``no-lost-wakeup`` (after check(key), an op watching key, watched after the key's last
   cancel_for_key, not completed, whose last set_completable says true), ``no-lost-operation``
-  (as no-lost-task, for a watch's deadline; its end is the first complete or a cancel_for_key
-  returning it).
+  (as no-lost-task, for the deadline of a watch or of a resubmit that re-times its operation;
+  its end is the first complete, a cancel_for_key returning it, or the operation's next resubmit).
 * ``well-formed``: a row whose ``time`` lies outside the protocol's clock range, whose ``delay``
   lies outside its delay range, or whose ``deadline`` lies outside what ``time + delay`` can reach
   inside both (:data:`TIME_RANGE`, :data:`DELAY_RANGE`, :data:`DEADLINE_RANGE`, from
