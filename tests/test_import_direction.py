@@ -28,6 +28,7 @@ between packages is public.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -78,6 +79,12 @@ def _type_only(tree: ast.AST) -> set[int]:
     return out
 
 
+@functools.cache
+def _parse(text: str, filename: str) -> ast.Module:
+    """One file's syntax tree; every test walks the whole package, and parsing is what costs."""
+    return ast.parse(text, filename)
+
+
 def _imports(path: Path, root: Path = ROOT, *, run_time: bool = False) -> list[tuple[int, str, list[str]]]:
     """Every import statement of one file as (line, module, names imported from it), relative
     imports resolved; ``import a.b`` has no names.  With ``run_time``, only those Python executes
@@ -85,7 +92,7 @@ def _imports(path: Path, root: Path = ROOT, *, run_time: bool = False) -> list[t
     name = _module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: list[tuple[int, str, list[str]]] = []
-    tree = ast.parse(path.read_text(), str(path))
+    tree = _parse(path.read_text(), str(path))
     skip = _type_only(tree) if run_time else set()
     for node in ast.walk(tree):
         if id(node) in skip:
