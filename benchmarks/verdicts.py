@@ -76,13 +76,21 @@ def run(out: Path, *, python: str, cwd: str, schedules: int, seed: int) -> None:
         print(f"{impl}: exit {rc.returncode} in {time.perf_counter() - t0:.1f} s", flush=True)
 
 
+def _file_safe(text: str) -> str:
+    """``text`` as ``wheelspec check`` spells it inside a counterexample folder's name."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
 def _norm(x: Any, python: str, out: str) -> Any:
+    """``x`` without what differs between two trees' runs of one implementation: volatile keys,
+    process ids, the output folder and the interpreter, also where a folder name spells it."""
     if isinstance(x, dict):
         return {k: _norm(v, python, out) for k, v in x.items() if k not in _VOLATILE}
     if isinstance(x, list):
         return [_norm(v, python, out) for v in x]
     if isinstance(x, str):
-        return _PID.sub(r"\1 N", x.replace(python, "PYTHON").replace(out, "OUT"))
+        x = x.replace(python, "PYTHON").replace(out, "OUT").replace(_file_safe(python), "PYTHON")
+        return _PID.sub(r"\1 N", x)
     return x
 
 
