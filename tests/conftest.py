@@ -47,3 +47,13 @@ def spark():
     session = get_session("local[2]", driver_memory="1g", shuffle_partitions=2)
     yield session
     session.stop()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``, pyproject.toml) every test that needs the Spark
+    session runs on one worker, so the suite starts one Spark JVM instead of one per worker."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) or item.path.name.startswith(("test_spark_analyze",
+                                                                                          "test_spark_campaign")):
+            item.add_marker(pytest.mark.xdist_group("spark"))

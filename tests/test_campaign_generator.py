@@ -268,7 +268,9 @@ def test_ranges_is_judged_apart_from_a_real_bug():
             return super().request(op)
 
     a = AlsoIgnoresCancel()
-    props = {f.prop for o in run_seed_range(a, a.caps, "timer", range(300), shrink=False) for f in o.failures}
+    # seeds 4 and 34 of the timer campaign show the two; 60 seeds keep a margin without paying
+    # the Z3 confirmation of 300 seeds' failures
+    props = {f.prop for o in run_seed_range(a, a.caps, "timer", range(60), shrink=False) for f in o.failures}
     assert "ranges" in props and "no-fire-after-cancel" in props
 
 

@@ -38,15 +38,17 @@ def test_hang_or_crash_yields_a_small_replayable_counterexample_and_the_other_ve
                                                                                        fixture, words):
     impl = f"cmd:{sys.executable} {fixture}"
     report = tmp_path / "r.json"
-    code = main(["check", "--no-corpus", "--schedules", "50", "--timeout", "1", "--impl", impl,
+    # 12 schedules hold three with the pattern (timer seeds 1, 4 and 11); each hang costs its
+    # timeout, once per shrinking attempt too
+    code = main(["check", "--no-corpus", "--schedules", "12", "--timeout", "1", "--impl", impl,
                  "--out", str(tmp_path / "out"), "--json", str(report)])
     capsys.readouterr()
     assert code == 1  # a finding, not a configuration error
     (rep,) = json.loads(report.read_text())["implementations"]
     assert rep["status"] == "fail" and rep["error"] is None
-    assert rep["campaign"]["schedules"] == 50  # every seed judged, after the hangs too
+    assert rep["campaign"]["schedules"] == 12  # every seed judged, after the hangs too
     failed = rep["campaign"]["failures"]
-    assert 0 < len(failed) < 50
+    assert 1 < len(failed) < 12
     assert {o["failures"][0]["prop"] for o in failed} == {"responds"}
     assert all(words in o["failures"][0]["message"] for o in failed)
     # The first lines of stderr are shown (the cause), not only the tail of a stack.
