@@ -223,21 +223,48 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
                       partitions: int | None = None) -> dict[str, Any]:
     """Judge a trace DataFrame (as :func:`load` returns it); the JSON of :func:`.local.analyze_table`.
     ``partitions``: partitions of the by-run shuffle (default: the cores, or more for big traces)."""
+    check_options(lateness_ms, max_rows)
+    groups = _summary_job(df)
+    rows_total = _check_groups(df, groups)
+    if partitions is None:
+        partitions = max(spark.sparkContext.defaultParallelism, math.ceil(rows_total / ROWS_PER_PARTITION))
+    viol, by_profile, runs = _judge_job(df, partitions, lateness_ms, max_rows)
+    hist = _lateness_job(df, {(int(g["tick"]), int(g["tw_wheel"])) for g in groups if g["tw_wheel"] is not None})
+    times = [g for g in groups if g["tmin"] is not None]
+    tmin, tmax = min(int(g["tmin"]) for g in times), max(int(g["tmax"]) for g in times)
+    width, series = _throughput_job(df, tmin, tmax)
+    kinds = {k: sum(int(g["rows"]) for g in groups if g["kind"] == k) for k in EVENT_KINDS}
+    summary = {"rows": rows_total, "runs": runs, "impls": sorted({g["impl"] for g in groups}),
+               "profiles": sorted({g["prof"] for g in groups}), "kinds": {k: n for k, n in kinds.items() if n}}
+    return finish(summary, viol, by_profile, hist, {"bucket_ms": width, "start": tmin, "series": series},
+                  max_rows, lateness_ms)
+
+
+def _profile_col() -> Any:
+    """The ``profile`` column, ``kafka`` where null (docs/guides/TRACE_FORMAT.md)."""
     from pyspark.sql import functions as F
 
-    check_options(lateness_ms, max_rows)
+    return F.coalesce("profile", F.lit(KAFKA))
+
+
+def _impl_col() -> Any:
+    """The ``impl`` column, ``""`` where null."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce("impl", F.lit(""))
+
+
+def _summary_job(df: Any) -> list[Any]:
+    """Job 1: one aggregation row per (kind, profile, impl, tick, wheel size of a judged fire)."""
+    from pyspark.sql import functions as F
 
     col, lit, when = F.col, F.lit, F.when
-    prof = F.coalesce("profile", lit(KAFKA))
-    impl = F.coalesce("impl", lit(""))
-
-    # ---- job 1: summary and validation (one aggregation) ------------------------------------------
     t0 = time.perf_counter()
     # A group-by on a few low-cardinality columns (no count-distinct: the number of runs comes from
     # job 2, whose partitions hold whole runs); the driver derives the summary from its rows.
     tw = ((col("kind") == "fire") & col("deadline").isNotNull() & col("delay").isNotNull()
           & col("wheel_size").isNotNull())
-    groups = (df.groupBy(col("kind"), prof.alias("prof"), impl.alias("impl"),
+    groups = (df.groupBy(col("kind"), _profile_col().alias("prof"), _impl_col().alias("impl"),
                          F.coalesce("tick_ms", lit(1)).alias("tick"), when(tw, col("wheel_size")).alias("tw_wheel"))
               .agg(F.count(lit(1)).alias("rows"), F.min("time").alias("tmin"), F.max("time").alias("tmax"),
                    F.sum(col("run").isNull().cast("long") + col("seq").isNull().cast("long")
@@ -246,6 +273,13 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
                    *[F.sum(col(c).isNull().cast("long")).alias(f"null_{c}") for c in KIND_NEEDS])
               .collect())
     log.info("job 1 (summary, validation): %.1f s", time.perf_counter() - t0)
+    return groups
+
+
+def _check_groups(df: Any, groups: list[Any]) -> int:
+    """The rows' validation (:func:`.format.conform`'s, on the whole dataset) from job 1; the row count."""
+    from pyspark.sql import functions as F
+
     rows_total = sum(int(g["rows"]) for g in groups)
     if rows_total == 0:
         raise UserError("the trace has no rows")
@@ -265,35 +299,34 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
     for g in sorted(groups, key=lambda g: EVENT_KINDS.index(g["kind"])):
         for c in KIND_COLUMNS[g["kind"]]:
             if g[f"null_{c}"]:
-                hit = (df.filter((col("kind") == g["kind"]) & col(c).isNull())
+                hit = (df.filter((F.col("kind") == g["kind"]) & F.col(c).isNull())
                        .select("run", "seq", F.input_file_name()).first())
                 at = f"{hit[2]}: run {hit[0]!r} seq {hit[1]}" if hit is not None else "the trace"
                 raise UserError(f"{at}: a {g['kind']!r} row needs column {c!r}, which is null "
                                 f"({g[f'null_{c}']} such rows)")
-    kinds = {k: sum(int(g["rows"]) for g in groups if g["kind"] == k) for k in EVENT_KINDS}
-    kinds = {k: n for k, n in kinds.items() if n}
-    times = [g for g in groups if g["tmin"] is not None]
-    agg: dict[str, Any] = {
-        "tmin": min(int(g["tmin"]) for g in times), "tmax": max(int(g["tmax"]) for g in times),
-        "profs": {g["prof"] for g in groups}, "impls": {g["impl"] for g in groups},
-        "tick_wheel": {(int(g["tick"]), int(g["tw_wheel"])) for g in groups if g["tw_wheel"] is not None}}
+    return rows_total
 
-    # ---- job 2: the order-dependent properties, one numpy pass per partition of whole runs --------
+
+def _shipped(c: str) -> Any:
+    """Column ``c`` as job 2 ships it to the Python workers (see :data:`LIST_COLUMNS`, :data:`CODED_COLUMNS`)."""
+    from pyspark.sql import functions as F
+
+    if c in LIST_COLUMNS:
+        return F.to_json(c).alias(c)
+    if c in CODED_COLUMNS:
+        vocabulary = CODED_COLUMNS[c]
+        expr = _profile_col() if c == "profile" else F.col(c)
+        code = F.array(*[F.lit(v) for v in vocabulary])
+        return (F.array_position(code, expr) - 1).cast("tinyint").alias(c)
+    return F.col(c)
+
+
+def _judge_job(df: Any, partitions: int, lateness_ms: int | None,
+               max_rows: int) -> tuple[dict[str, tuple[int, list[dict[str, Any]]]], dict[str, int], int]:
+    """Job 2: every property of :func:`.local.judge_table`, one numpy pass per partition of whole runs,
+    added up: the violations, the good fires each profile would call early, the number of runs."""
     t0 = time.perf_counter()
-    if partitions is None:
-        partitions = max(spark.sparkContext.defaultParallelism, math.ceil(rows_total / ROWS_PER_PARTITION))
-    def shipped(c: str) -> Any:
-        if c in LIST_COLUMNS:
-            return F.to_json(c).alias(c)
-        if c in CODED_COLUMNS:
-            vocabulary = CODED_COLUMNS[c]
-            expr = F.coalesce(col(c), lit(KAFKA)) if c == "profile" else col(c)
-            code = F.array(*[lit(v) for v in vocabulary])
-            return (F.array_position(code, expr) - 1).cast("tinyint").alias(c)
-        return col(c)
-
-    cols = [shipped(c) for c in JUDGE_COLUMNS]
-    judged = (df.select(*cols).repartition(partitions, "run")
+    judged = (df.select(*[_shipped(c) for c in JUDGE_COLUMNS]).repartition(partitions, "run")
               .mapInArrow(partial(judge_partition, lateness_ms=lateness_ms, max_rows=max_rows), RESULT_DDL).collect())
     log.info("job 2 (properties, %d partitions): %.1f s", partitions, time.perf_counter() - t0)
     viol: dict[str, tuple[int, list[dict[str, Any]]]] = {}
@@ -313,38 +346,43 @@ def analyze_dataframe(spark: Any, df: Any, *, lateness_ms: int | None = None, ma
         else:
             rows.append({c: int(r[c]) if c == "deadline" and r[c] is not None else r[c] for c in ROW_COLUMNS})
             viol[prop] = (n, rows)
+    return viol, by_profile, runs
 
-    # ---- job 3: exact lateness histogram (SQL group-by of integer lateness) -------------------------
+
+def _lateness_job(df: Any, tick_wheel: set[tuple[int, int]]) -> list[tuple[str, int, str, int, int]]:
+    """Job 3: the exact lateness histogram, :func:`.local.lateness_histogram` as a SQL group-by."""
+    from pyspark.sql import functions as F
+
+    col, lit, when = F.col, F.lit, F.when
     t0 = time.perf_counter()
     # fires whose time or deadline lie outside the protocol's ranges are well-formed findings, not lateness
     fr = df.filter((col("kind") == "fire") & col("deadline").isNotNull() & col("time").between(*TIME_RANGE)
                    & col("deadline").between(*DEADLINE_RANGE))
-    pairs_tw = sorted(agg["tick_wheel"])
     tick = F.coalesce("tick_ms", lit(1))
     level = lit(-1).cast("bigint")
-    for tk, wh in pairs_tw:
+    for tk, wh in sorted(tick_wheel):
         expr = lit(0).cast("bigint")
         for t in level_thresholds(tk, wh):
             expr = expr + (col("delay") >= lit(t)).cast("bigint")
         level = when((tick == tk) & (col("wheel_size") == wh) & col("delay").isNotNull(), expr).otherwise(level)
     hist = [(r["impl"], int(r["level"]), r["prof"], int(r["late"]), int(r["c"])) for r in
-            fr.select(impl.alias("impl"), prof.alias("prof"), level.alias("level"),
+            fr.select(_impl_col().alias("impl"), _profile_col().alias("prof"), level.alias("level"),
                       (col("time").cast(WIDE) - col("deadline").cast(WIDE)).alias("late"))
             .groupBy("impl", "level", "prof", "late").agg(F.count(lit(1)).alias("c")).collect()]
-
     log.info("job 3 (lateness): %.1f s", time.perf_counter() - t0)
+    return hist
 
-    # ---- job 4: throughput over virtual time (SQL group-by of time buckets) ------------------------
+
+def _throughput_job(df: Any, tmin: int, tmax: int) -> tuple[int, list[dict[str, Any]]]:
+    """Job 4: throughput over virtual time, a SQL group-by of time buckets; the bucket width and the series."""
+    from pyspark.sql import functions as F
+
     t0 = time.perf_counter()
-    tmin, tmax = int(agg["tmin"]), int(agg["tmax"])
     width = bucket_width(tmax - tmin + 1)
-    tp = (df.select(impl.alias("impl"), F.expr(f"(cast(time as {WIDE}) - ({tmin})) div {width}").alias("bucket"),
-                    (col("kind") == "fire").cast("long").alias("fire"))
-          .groupBy("impl", "bucket").agg(F.count(lit(1)).alias("events"), F.sum("fire").alias("fires")).collect())
+    tp = (df.select(_impl_col().alias("impl"), F.expr(f"(cast(time as {WIDE}) - ({tmin})) div {width}").alias("bucket"),
+                    (F.col("kind") == "fire").cast("long").alias("fire"))
+          .groupBy("impl", "bucket").agg(F.count(F.lit(1)).alias("events"), F.sum("fire").alias("fires")).collect())
     log.info("job 4 (throughput): %.1f s", time.perf_counter() - t0)
     series = sorted(({"impl": r["impl"], "bucket": int(r["bucket"]), "events": int(r["events"]),
                       "fires": int(r["fires"])} for r in tp), key=lambda d: (d["impl"], d["bucket"]))
-    summary = {"rows": rows_total, "runs": runs, "impls": sorted(agg["impls"]),
-               "profiles": sorted(agg["profs"]), "kinds": {k: kinds[k] for k in EVENT_KINDS if k in kinds}}
-    return finish(summary, viol, by_profile, hist, {"bucket_ms": width, "start": tmin, "series": series},
-                  max_rows, lateness_ms)
+    return width, series
