@@ -18,6 +18,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from wheelspec.conformance.traces.columns import (
+    bfill,
+    dict_codes,
+    exact_ints,
+    ffill,
+    int_column,
+    lookup_unique,
+    minus,
+    pair_codes,
+    plus,
+    segments,
+    stable_order,
+    within,
+    wrap64,
+)
 from wheelspec.conformance.traces.format import EVENT_KINDS, conform
 from wheelspec.conformance.traces.rules import (
     CAUSED,
@@ -50,146 +65,11 @@ STRICTLY_AFTER = np.array([behaviour(p).needs_strictly_after for p in PROFILES],
 INSIDE_ADD = np.array([behaviour(p).fires_inside_add for p in PROFILES])
 
 
-# ------------------------------------------------------------------ small tools -----------------
-def _codes(col: pa.ChunkedArray | pa.Array, allowed: tuple[str, ...] | None, what: str,
-           null_as: str | None = None) -> tuple[np.ndarray, list[Any]]:
-    """Dictionary codes of a string column (numpy int32) and the dictionary.  ``allowed``: map
-    onto that fixed list (unknown values are a user error)."""
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-    if null_as is not None:
-        arr = pc.fill_null(arr, null_as)
-    enc = pc.dictionary_encode(arr)
-    idx = enc.indices.to_numpy(zero_copy_only=False)
-    values = enc.dictionary.to_pylist()
-    if allowed is None:
-        return idx.astype(np.int64), values
-    table = np.empty(max(1, len(values)), np.int64)
-    for i, v in enumerate(values):
-        if v not in allowed:
-            raise UserError(f"trace column {what!r} has an unknown value {v!r} (expected one of {', '.join(allowed)})")
-        table[i] = allowed.index(v)
-    return table[idx], values
-
-
-def _ints(col: pa.ChunkedArray, fill: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    arr = col.combine_chunks()
-    valid = ~arr.is_null().to_numpy(zero_copy_only=False)
-    return pc.fill_null(arr, fill).to_numpy(zero_copy_only=False).astype(np.int64), valid
-
-
-def _order(primary: np.ndarray, secondary: np.ndarray) -> np.ndarray:
-    """Stable order by (primary, secondary); a packed int64 key when it fits (10x faster)."""
-    if primary.size == 0:
-        return np.zeros(0, np.int64)
-    lo = int(secondary.min())
-    span = int(secondary.max()) - lo
-    pb, sb = int(primary.max()).bit_length(), max(1, span.bit_length())
-    if pb + sb <= 62:
-        return np.argsort((primary << sb) | (secondary - lo), kind="stable")
-    return np.lexsort((secondary, primary))
-
-
-def _ffill(valid: np.ndarray, seg_start: np.ndarray, inclusive: bool = True) -> np.ndarray:
-    """Index of the last ``valid`` row at (or strictly before) each row inside its segment; -1."""
-    n = valid.size
-    pos = np.where(valid, np.arange(n), -1)
-    np.maximum.accumulate(pos, out=pos)
-    if not inclusive:
-        pos = np.r_[-1, pos[:-1]]
-    pos[pos < seg_start] = -1
-    return pos
-
-
-def _bfill(valid: np.ndarray, seg_end: np.ndarray, strict: bool = True) -> np.ndarray:
-    """Index of the first ``valid`` row strictly after (or at) each row inside its segment; -1.
-    ``seg_end``: exclusive end of each row's segment."""
-    n = valid.size
-    pos = np.where(valid, np.arange(n), n)
-    pos = np.minimum.accumulate(pos[::-1])[::-1]
-    if strict:
-        pos = np.r_[pos[1:], n]
-    pos = pos.copy()
-    pos[pos >= seg_end] = -1
-    return pos
-
-
-def _segments(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and exclusive end of every row's segment, for rows sorted by ``keys``."""
-    n = keys[0].size
-    change = np.zeros(n, bool)
-    if n:
-        change[0] = True
-        for k in keys:
-            change[1:] |= k[1:] != k[:-1]
-    idx = np.arange(n)
-    start = np.maximum.accumulate(np.where(change, idx, 0)) if n else idx
-    ends = np.r_[np.flatnonzero(change)[1:], n]
-    end = ends[np.cumsum(change) - 1] if n else idx
-    return start, end
-
-
-#: int64 arithmetic on operands below this magnitude cannot wrap (a sum or difference of two, a
-#: floor to a multiple of a tick); traces holding larger values are computed in Python ints
-SAFE_MAGNITUDE = 2**62
-
-
-def _exact(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``arrays`` as they are if int64 arithmetic on them cannot wrap, else as Python-int object
-    arrays (exact, slower): a deadline of 2^63-1 plus one is 2^63, not -2^63."""
-    big = any(a.size and (int(a.max()) >= SAFE_MAGNITUDE or int(a.min()) <= -SAFE_MAGNITUDE)
-              for a in arrays if a.dtype != object)
-    return tuple(a.astype(object) for a in arrays) if big else arrays
-
-
+# ------------------------------------------------------------------ profile rules ---------------
 def _before_earliest(t: np.ndarray, exp: np.ndarray, prof: np.ndarray, tick: np.ndarray) -> np.ndarray:
     """``t < profile.earliest(exp)`` per row (spec.profiles), without wrapping."""
-    t, exp, tick = _exact(t, exp, tick)
+    t, exp, tick = exact_ints(t, exp, tick)
     return np.asarray(t < earliest_time(exp, tick, USES_TICK[prof], STRICTLY_AFTER[prof]), bool)
-
-
-def _minus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a - b`` without wrapping (int64, or Python ints when it could wrap)."""
-    a, b = _exact(a, b)
-    return a - b
-
-
-def _plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a + b`` without wrapping (int64, or Python ints when it could wrap)."""
-    a, b = _exact(a, b)
-    return a + b
-
-
-def _within(a: np.ndarray, bounds: tuple[int, int]) -> np.ndarray:
-    """``lo <= a <= hi`` per row (comparisons only: nothing to wrap)."""
-    return (a >= bounds[0]) & (a <= bounds[1])
-
-
-def _wrap64(v: int) -> int:
-    """``v`` as a Java ``long`` (or numpy int64) sum would hold it: wrapped to 64 bits."""
-    return (v + 2**63) % 2**64 - 2**63
-
-
-def _pair_codes(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
-    """One int64 code per (r, x) pair, equal iff the pairs are equal, across all ``pairs``."""
-    r = np.concatenate([a for a, _ in pairs])
-    x = np.concatenate([b for _, b in pairs])
-    if r.size and x.min() >= 0 and int(x.max()).bit_length() <= 40 and int(r.max()).bit_length() <= 22:
-        codes = (r << 40) | x
-    elif r.size:
-        codes = np.unique(np.stack([r, x], 1), axis=0, return_inverse=True)[1].ravel().astype(np.int64)
-    else:
-        codes = np.zeros(0, np.int64)
-    return np.split(codes, np.cumsum([a.size for a, _ in pairs])[:-1])
-
-
-def _lookup(keys: np.ndarray, values: np.ndarray, query: np.ndarray, missing: int = -1) -> np.ndarray:
-    """values[i] where keys[i] == query (keys unique), else ``missing``."""
-    if keys.size == 0:
-        return np.full(query.size, missing, np.int64)
-    o = np.argsort(keys, kind="stable")
-    ks, vs = keys[o], values[o]
-    i = np.clip(np.searchsorted(ks, query), 0, ks.size - 1)
-    return np.where(ks[i] == query, vs[i], missing)
 
 
 class _Rows:
@@ -198,31 +78,31 @@ class _Rows:
     def __init__(self, table: pa.Table) -> None:
         self.table = table
         n = self.n = table.num_rows
-        run, self.run_names = _codes(table.column("run"), None, "run")
-        seq, _ = _ints(table.column("seq"))
-        order = _order(run, seq)
+        run, self.run_names = dict_codes(table.column("run"), None, "run")
+        seq, _ = int_column(table.column("seq"))
+        order = stable_order(run, seq)
         self.order = order
         self.r = run[order]
         self.seq = seq[order]
-        self.kind = _codes(table.column("kind"), EVENT_KINDS, "kind")[0][order]
-        self.time = _ints(table.column("time"))[0][order]
-        self.id, self.id_ok = (a[order] for a in _ints(table.column("id")))
-        self.delay, self.delay_ok = (a[order] for a in _ints(table.column("delay")))
-        self.dl, self.dl_ok = (a[order] for a in _ints(table.column("deadline")))
-        self.value, self.value_ok = (a[order] for a in _ints(table.column("value")))
+        self.kind = dict_codes(table.column("kind"), EVENT_KINDS, "kind")[0][order]
+        self.time = int_column(table.column("time"))[0][order]
+        self.id, self.id_ok = (a[order] for a in int_column(table.column("id")))
+        self.delay, self.delay_ok = (a[order] for a in int_column(table.column("delay")))
+        self.dl, self.dl_ok = (a[order] for a in int_column(table.column("deadline")))
+        self.value, self.value_ok = (a[order] for a in int_column(table.column("value")))
         flag = table.column("flag").combine_chunks()
         self.flag_ok = ~flag.is_null().to_numpy(zero_copy_only=False)[order]
         self.flag = pc.fill_null(flag, False).to_numpy(zero_copy_only=False)[order]
-        self.prof = _codes(table.column("profile"), PROFILES, "profile", null_as=KAFKA)[0][order]
-        self.tick = _ints(table.column("tick_ms"), 1)[0][order]
+        self.prof = dict_codes(table.column("profile"), PROFILES, "profile", null_as=KAFKA)[0][order]
+        self.tick = int_column(table.column("tick_ms"), 1)[0][order]
         if n and self.tick.min() < 1:
             raise UserError(f"trace column 'tick_ms' has a value {int(self.tick.min())} < 1")
-        self.wheel, self.wheel_ok = (a[order] for a in _ints(table.column("wheel_size")))
-        label, self.labels = _codes(table.column("label"), None, "label", null_as="")
+        self.wheel, self.wheel_ok = (a[order] for a in int_column(table.column("wheel_size")))
+        label, self.labels = dict_codes(table.column("label"), None, "label", null_as="")
         self.label = label[order]
-        impl, self.impls = _codes(table.column("impl"), None, "impl", null_as="")
+        impl, self.impls = dict_codes(table.column("impl"), None, "impl", null_as="")
         self.impl = impl[order]
-        self.run_start, self.run_end = _segments(self.r)
+        self.run_start, self.run_end = segments(self.r)
         self.idx = np.arange(n)
 
     def label_code(self, name: str) -> int:
@@ -237,7 +117,7 @@ class _Rows:
         dl = int(self.dl[p])
         if self.kind[p] in DEADLINE_IS_SUM and self.delay_ok[p]:
             exact = int(self.time[p]) + int(self.delay[p])
-            if exact != dl and _wrap64(exact) == dl:
+            if exact != dl and wrap64(exact) == dl:
                 return exact
         return dl
 
@@ -279,7 +159,7 @@ def analyze_table(table: pa.Table, *, lateness_ms: int | None = None, max_rows: 
     # ---- throughput ----------------------------------------------------------------------------
     tmin, tmax = int(time.min()), int(time.max())
     width = bucket_width(tmax - tmin + 1)
-    bucket = (_minus(time, np.full(n, tmin, np.int64)) // width).astype(np.int64)   # < THROUGHPUT_BUCKETS
+    bucket = (minus(time, np.full(n, tmin, np.int64)) // width).astype(np.int64)   # < THROUGHPUT_BUCKETS
     tp = pa.table({"impl": R.impl, "bucket": bucket, "fire": (kind == FIRE).astype(np.int64)})
     g = tp.group_by(["impl", "bucket"]).aggregate([("fire", "count"), ("fire", "sum")]).to_pydict()
     series = sorted(({"impl": R.impls[i], "bucket": int(b), "events": int(c), "fires": int(s)}
@@ -296,7 +176,7 @@ def lateness_histogram(R: _Rows) -> list[tuple[str, int, str, int, int]]:
     """(impl, wheel level or -1, profile, fire - exp, count) over every fire with a deadline whose
     time and deadline lie in the protocol's ranges (the others are well-formed findings)."""
     kind, time = R.kind, R.time
-    fr = np.flatnonzero((kind == FIRE) & R.dl_ok & _within(time, TIME_RANGE) & _within(R.dl, DEADLINE_RANGE))
+    fr = np.flatnonzero((kind == FIRE) & R.dl_ok & within(time, TIME_RANGE) & within(R.dl, DEADLINE_RANGE))
     level = np.full(fr.size, -1, np.int64)
     known = R.delay_ok[fr] & R.wheel_ok[fr]
     if known.any():
@@ -305,7 +185,7 @@ def lateness_histogram(R: _Rows) -> list[tuple[str, int, str, int, int]]:
             sel = known & (R.tick[fr] == tk) & (R.wheel[fr] == wh)
             level[sel] = np.searchsorted(np.asarray(level_thresholds(int(tk), int(wh)), np.int64),
                                          R.delay[fr][sel], side="right")
-    late = _minus(time[fr], R.dl[fr])
+    late = minus(time[fr], R.dl[fr])
     if late.dtype == object:   # beyond int64: Python ints, counted in Python
         counts = Counter(zip(R.impl[fr].tolist(), level.tolist(), R.prof[fr].tolist(), late.tolist()))
         return [(R.impls[i], int(lv), PROFILES[p], int(lt), c) for (i, lv, p, lt), c in counts.items()]
@@ -372,11 +252,11 @@ class _Context:
 def _context(R: _Rows) -> _Context:
     """Each row's request, the advances around it and what its profile does with delay <= 0."""
     caused = np.isin(R.kind, [K[k] for k in CAUSED])
-    req = _bfill(~caused, R.run_end, strict=False)
+    req = bfill(~caused, R.run_end, strict=False)
     req_ok = req >= 0
     return _Context(first_in_run=R.idx == R.run_start, req=req, req_ok=req_ok, rq=np.where(req_ok, req, 0),
-                    prev_adv=_ffill(R.kind == ADV, R.run_start, inclusive=False),
-                    last_adv_of_run=_ffill(R.kind == ADV, R.run_start)[R.run_end - 1], gt=INSIDE_ADD[R.prof])
+                    prev_adv=ffill(R.kind == ADV, R.run_start, inclusive=False),
+                    last_adv_of_run=ffill(R.kind == ADV, R.run_start)[R.run_end - 1], gt=INSIDE_ADD[R.prof])
 
 
 def _completes(R: _Rows, via: str) -> np.ndarray:
@@ -390,9 +270,9 @@ def _well_formed(R: _Rows, c: _Context, report: Report) -> None:
     kind, r, time, n = R.kind, R.r, R.time, R.n
     wf_bits = np.zeros(n, np.int64)   # per row: the rules it breaks (WF_*)
     # the protocol's ranges first: the arithmetic below is judged only on rows inside them
-    bad_time = ~_within(time, TIME_RANGE)
-    bad_delay = R.delay_ok & ~_within(R.delay, DELAY_RANGE)
-    bad_dl = R.dl_ok & ~_within(R.dl, DEADLINE_RANGE)
+    bad_time = ~within(time, TIME_RANGE)
+    bad_delay = R.delay_ok & ~within(R.delay, DELAY_RANGE)
+    bad_dl = R.dl_ok & ~within(R.dl, DEADLINE_RANGE)
     wf_bits[bad_time] |= WF_TIME
     wf_bits[bad_delay] |= WF_DELAY
     wf_bits[bad_dl] |= WF_DEADLINE
@@ -403,13 +283,13 @@ def _well_formed(R: _Rows, c: _Context, report: Report) -> None:
     wf_bits[(kind == COMPLETE) & ~np.isin(R.label, via_codes)] |= WF_VIA
     # purgatory ids must name a watched operation (a complete may precede its watch in the window)
     wpos = np.flatnonzero((kind == WATCH) & R.id_ok)
-    W_ = wpos[_order(r[wpos], R.id[wpos])]
-    w_start, _ = _segments(r[W_], R.id[W_])
+    W_ = wpos[stable_order(r[wpos], R.id[wpos])]
+    w_start, _ = segments(r[W_], R.id[W_])
     wf_bits[W_[np.arange(W_.size) != w_start]] |= WF_WATCHED_TWICE
     w_first = W_[np.arange(W_.size) == w_start]
     opr = np.flatnonzero(np.isin(kind, [COMPLETE, SETC, FORCE]) & R.id_ok)
-    wk, ok_ = _pair_codes((r[w_first], R.id[w_first]), (r[opr], R.id[opr]))
-    first_watch = _lookup(wk, w_first, ok_)
+    wk, ok_ = pair_codes((r[w_first], R.id[w_first]), (r[opr], R.id[opr]))
+    first_watch = lookup_unique(wk, w_first, ok_)
     at = np.where(kind[opr] == COMPLETE, np.where(c.req_ok[opr], c.req[opr], n), opr)
     wf_bits[opr[(first_watch < 0) | (first_watch > at)]] |= WF_NOT_WATCHED
     report("well-formed", np.flatnonzero(wf_bits), why=lambda p: _well_formed_why(R, p, int(wf_bits[p])))
@@ -498,16 +378,16 @@ def _schedules(R: _Rows, c: _Context) -> _Schedules:
     # positions in (run, seq) order, not seq itself: seq * 2 could wrap
     eff = R.idx * 2
     eff[in_add_f] = rq[in_add_f] * 2 + 1
-    o1 = tpos[_order(r[tpos], eff[tpos])]          # (run, effective seq), then stably by id
-    Q = o1[_order(r[o1], R.id[o1])]
+    o1 = tpos[stable_order(r[tpos], eff[tpos])]          # (run, effective seq), then stably by id
+    Q = o1[stable_order(r[o1], R.id[o1])]
     k_, id_, t_ = kind[Q], R.id[Q], R.time[Q]
     dl, dl_ok, dly, dly_ok = R.dl[Q], R.dl_ok[Q], R.delay[Q], R.delay_ok[Q]
     gt_ = c.gt[Q]
-    s_start, s_end = _segments(r[Q], id_)
+    s_start, s_end = segments(r[Q], id_)
     # every add replaces the task's entry (strict-gt: a delay <= 0 re-add too, since a Kafka caller
     # cancels the old task: TimerTask.delayMs is final)
     supersede = k_ == ADD
-    sched = _ffill(supersede, s_start)
+    sched = ffill(supersede, s_start)
     has_sched = sched >= 0
     sc = np.where(has_sched, sched, 0)
     fire = k_ == FIRE
@@ -518,7 +398,7 @@ def _schedules(R: _Rows, c: _Context) -> _Schedules:
     match = fire & has_sched & dl_ok[sc] & dl_ok & (dl == dl[sc])
     cm = np.cumsum(match)
     rank = np.where(has_sched, cm - cm[sc], 0)
-    last_cancel = _ffill(k_ == CANCEL, s_start, inclusive=False)
+    last_cancel = ffill(k_ == CANCEL, s_start, inclusive=False)
     after_cancel = match & (rank == 1) & (last_cancel > sched)
     return _Schedules(Q=Q, kind=k_, time=t_, dl=dl, dl_ok=dl_ok, prof=R.prof[Q], tick=R.tick[Q], gt=gt_,
                       s_start=s_start, s_end=s_end, gt_nonpos=supersede & gt_ & dly_ok & (dly <= 0), sched=sched,
@@ -530,7 +410,7 @@ def _fire_once(S: _Schedules, report: Report) -> None:
     """fire-once, fire-unknown-task, no-fire-after-cancel (SEMANTICS.md Firing rule, Cancel)."""
     fire = S.kind == FIRE
     # a fire with no add of its task at or before it (in effective order) is its own property
-    unknown = fire & (_ffill(S.kind == ADD, S.s_start) < 0)
+    unknown = fire & (ffill(S.kind == ADD, S.s_start) < 0)
     once = fire & ~unknown & (~S.has_sched | ~S.match | (S.match & (S.rank >= 2)))
     report("fire-once", S.Q[once])
     report("fire-unknown-task", S.Q[unknown])
@@ -561,7 +441,7 @@ def _early_by_profile(S: _Schedules) -> dict[str, int]:
 
 def _late_fire(S: _Schedules, lateness_ms: int, report: Report) -> None:
     """late-fire (SEMANTICS.md Profiles, real-time mode): no good fire later than exp + ``lateness_ms``."""
-    report("late-fire", S.Q[S.good & np.asarray(_minus(S.time, S.dl) > lateness_ms, bool)])
+    report("late-fire", S.Q[S.good & np.asarray(minus(S.time, S.dl) > lateness_ms, bool)])
 
 
 def _cancel_result(R: _Rows, S: _Schedules, report: Report) -> None:
@@ -583,7 +463,7 @@ def _lost_tasks(R: _Rows, c: _Context, S: _Schedules, report: Report) -> None:
         sch, first = np.unique(S.sched[ends], return_index=True)
         first_end[sch] = ends[first]
     supersede = S.kind == ADD
-    nxt_sup = _bfill(supersede, S.s_end)
+    nxt_sup = bfill(supersede, S.s_end)
     adds = np.flatnonzero(supersede & S.dl_ok & ~S.gt_nonpos)  # strict-gt delay <= 0: judged below
     fe, ns = first_end[adds], nxt_sup[adds]
     A = np.where(fe >= 0, c.prev_adv[Q[np.maximum(fe, 0)]],
@@ -605,12 +485,12 @@ def _complete_once(R: _Rows, report: Report) -> tuple[np.ndarray, np.ndarray]:
     """complete-once (SEMANTICS.md Purgatory, exactly once); per row its op's first complete, and those."""
     kind, r = R.kind, R.r
     cpos = np.flatnonzero((kind == COMPLETE) & R.id_ok)
-    C = cpos[_order(r[cpos], R.id[cpos])]
-    c_start, _ = _segments(r[C], R.id[C])
+    C = cpos[stable_order(r[cpos], R.id[cpos])]
+    c_start, _ = segments(r[C], R.id[C])
     c_first = C[np.arange(C.size) == c_start]
     report("complete-once", C[np.arange(C.size) != c_start])
-    fkeys, allkeys = _pair_codes((r[c_first], R.id[c_first]), (r, np.where(R.id_ok, R.id, 0)))
-    first_done = _lookup(fkeys, c_first, allkeys)      # per row: its op's first complete
+    fkeys, allkeys = pair_codes((r[c_first], R.id[c_first]), (r, np.where(R.id_ok, R.id, 0)))
+    first_done = lookup_unique(fkeys, c_first, allkeys)      # per row: its op's first complete
     return np.where(R.id_ok, first_done, -1), c_first
 
 
@@ -661,7 +541,7 @@ def _force_result(R: _Rows, c: _Context, first_done: np.ndarray, report: Report)
     kind, r = R.kind, R.r
     watched_ops = np.flatnonzero((kind == WATCH) & R.id_ok)
     f = np.flatnonzero((kind == FORCE) & R.flag_ok & R.id_ok)
-    wcodes, fcodes = _pair_codes((r[watched_ops], R.id[watched_ops]), (r[f], R.id[f]))
+    wcodes, fcodes = pair_codes((r[watched_ops], R.id[watched_ops]), (r[f], R.id[f]))
     f = f[np.isin(fcodes, wcodes)]
     mine = _completed_in(R, c, "force")[f]
     fd = first_done[f]
@@ -740,8 +620,8 @@ def _lost_operations(R: _Rows, c: _Context, first_done: np.ndarray, report: Repo
     # (SEMANTICS.md, "Resubmit"), so each timing row answers for its operation only until the
     # operation's next timing row (rows are in (run, seq) order; the sort is stable).
     timing = np.flatnonzero(((kind == WATCH) | (kind == K["resubmit"])) & R.id_ok)
-    o = timing[_order(R.r[timing], R.id[timing])]
-    _, seg_end = _segments(R.r[o], R.id[o])
+    o = timing[stable_order(R.r[timing], R.id[timing])]
+    _, seg_end = segments(R.r[o], R.id[o])
     nxt = np.arange(1, o.size + 1)
     next_timing = np.full(kind.size, -1, np.int64)
     next_timing[o] = np.where(nxt < seg_end, o[np.minimum(nxt, max(o.size - 1, 0))], -1)
@@ -765,11 +645,11 @@ def _lost_operations(R: _Rows, c: _Context, first_done: np.ndarray, report: Repo
         after = j.filter(pc.greater(j.column("fpos"), j.column("pos")))
         if after.num_rows:
             g = after.group_by(["pos"]).aggregate([("fpos", "min")])
-            fp = _lookup(g.column("pos").to_numpy(), g.column("fpos_min").to_numpy(), w)
+            fp = lookup_unique(g.column("pos").to_numpy(), g.column("fpos_min").to_numpy(), w)
             end = np.where((fp >= 0) & ((end < 0) | (fp < end)), fp, end)
     A = np.where(end >= 0, c.prev_adv[np.maximum(end, 0)], c.last_adv_of_run[w])
     Ac = np.maximum(A, 0)
-    due = ~_before_earliest(R.time[Ac], _plus(R.time[w], R.delay[w]), R.prof[w], R.tick[w])
+    due = ~_before_earliest(R.time[Ac], plus(R.time[w], R.delay[w]), R.prof[w], R.tick[w])
     lost = ~nonpos & (A >= 0) & (R.seq[Ac] > R.seq[w]) & due
     out.append(w[lost])
     report("no-lost-operation", np.concatenate(out))
