@@ -52,8 +52,13 @@ def spark():
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``, pyproject.toml) every test that needs the Spark
-    session runs on one worker, so the suite starts one Spark JVM instead of one per worker."""
+    session runs on one worker, so the suite starts one Spark JVM instead of one per worker.
+
+    The ``slow`` tests go first (a stable sort: the order is otherwise kept): the workers take
+    work as they free up, so the long tests start while the short ones are left to fill the
+    gaps, instead of one long test running alone at the end while the other worker waits."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()) or item.path.name.startswith(("test_spark_analyze",
                                                                                           "test_spark_campaign")):
             item.add_marker(pytest.mark.xdist_group("spark"))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
