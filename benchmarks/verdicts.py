@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from wheelspec.spec.show import file_safe
+
 _SERVE = "cmd:{python} -m wheelspec.conformance.adapters.serve "
 
 #: the implementations judged, as ``--impl`` values ({python}: the tree's interpreter); the broken
@@ -76,11 +78,6 @@ def run(out: Path, *, python: str, cwd: str, schedules: int, seed: int) -> None:
         print(f"{impl}: exit {rc.returncode} in {time.perf_counter() - t0:.1f} s", flush=True)
 
 
-def _file_safe(text: str) -> str:
-    """``text`` as ``wheelspec check`` spells it inside a counterexample folder's name."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
-
-
 def _norm(x: Any, python: str, out: str) -> Any:
     """``x`` without what differs between two trees' runs of one implementation: volatile keys,
     process ids, the output folder and the interpreter, also where a folder name spells it."""
@@ -89,7 +86,7 @@ def _norm(x: Any, python: str, out: str) -> Any:
     if isinstance(x, list):
         return [_norm(v, python, out) for v in x]
     if isinstance(x, str):
-        x = x.replace(python, "PYTHON").replace(out, "OUT").replace(_file_safe(python), "PYTHON")
+        x = x.replace(python, "PYTHON").replace(out, "OUT").replace(file_safe(python), "PYTHON")
         return _PID.sub(r"\1 N", x)
     return x
 

@@ -49,7 +49,7 @@ SHOWN_OPS = 40
 def impl_dirname(impl: str) -> str:
     """The folder name of an implementation's counterexamples: its ``--impl`` value with every
     character but letters, digits, ``-``, ``_`` and ``.`` made ``_`` (as ``wheelspec check --out``)."""
-    from wheelspec.conformance.check.session import file_safe
+    from wheelspec.spec.show import file_safe
 
     return file_safe(impl.strip())
 

@@ -12,7 +12,8 @@ checker's explanation, in a conformance failure message and in ``wheelspec repla
   JUnit's detail) and :func:`finding_line` (``prop: message``, a concurrent run's report);
 * :func:`profile`: ``kafka tick 10``, ``strict``;
 * :func:`clip`: a text too long for its place, shortened at a word boundary (never inside a
-  number) and marked with :data:`ELLIPSIS`; every report that shortens a message uses it.
+  number) and marked with :data:`ELLIPSIS`; every report that shortens a message uses it;
+* :func:`file_safe`: a text as part of a file name (an implementation's counterexample folder).
 
 Records are read through ``to_dict`` (and ``kind``), so any object with that shape prints.
 """
@@ -91,6 +92,12 @@ def printable(text: str) -> str:
     implementation's finding."""
     return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                                    else f"\\u{ord(m.group()):04x}"), _ANSI.sub("", text))
+
+
+def file_safe(text: str) -> str:
+    """``text`` as part of a file name: every character but letters, digits, ``-``, ``_`` and ``.``
+    made ``_``."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 def record(d: dict[str, Any]) -> str:

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from wheelspec.benchmarks import verdicts
+from wheelspec.spec.show import file_safe
 
 
 def _report(folder: Path, python: str, status: str = "fail") -> None:
     served = f"cmd:{python} -m wheelspec.conformance.adapters.serve tests.fixtures.broken:fires_early"
-    cx = folder / "cx" / verdicts._file_safe(served) / "timer-9.json"
+    cx = folder / "cx" / file_safe(served) / "timer-9.json"
     impl = {"spec": served, "status": status, "seconds": 1.5, "verdicts": {"timer": status},
             "properties": [{"prop": "no-early-fire", "counterexample": str(cx)}],
             "campaign": {"failures": [{"kind": "timer", "seed": 9, "failures": [{"prop": "no-early-fire"}]}]}}

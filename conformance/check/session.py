@@ -29,6 +29,7 @@ from wheelspec.conformance.check.narrow import narrow
 from wheelspec.conformance.check.report import ImplReport
 from wheelspec.conformance.interrupt import deferred
 from wheelspec.spec.errors import UserError
+from wheelspec.spec.show import file_safe
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,12 +58,6 @@ class CheckOptions:
     @property
     def seeds(self) -> range:
         return range(self.seed, self.seed + self.schedules)
-
-
-def file_safe(text: str) -> str:
-    """``text`` as part of a file name: every character but letters, digits, ``-``, ``_`` and ``.``
-    made ``_``."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
 def judged_capabilities(hello: Hello, ranges: str | None) -> Capabilities:
