@@ -33,6 +33,8 @@ def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "docs" / "MATRIX.md").write_text("# My own matrix\n\nHand-written; no markers.\n")
     (tmp_path / "docs" / "counterexamples" / "x.json").write_text('{"mine": true}\n')
     monkeypatch.chdir(tmp_path)
+    # the user's implementation is importable from their path, whichever tests ran before
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     return tmp_path
 
 
