@@ -68,6 +68,30 @@ def test_broken_fixture_is_caught_with_a_minimal_counterexample(name, tmp_path):
     assert main(["replay", str(path), "--impl", "reference"]) == 0
 
 
+def test_shrinking_asks_z3_only_about_the_counterexample_it_keeps(monkeypatch):
+    """Shrinking judges its candidates by the fast path (Z3 would only move each finding's step to
+    its unsat core): one run per candidate without Z3, then the schedule it keeps with Z3's
+    confirmation, so the counterexample's findings are those of a fresh judgement of it."""
+    from wheelspec.conformance.check import shrink
+
+    calls: list[bool] = []
+    real = shrink.judge_schedule
+
+    def spy(*args, minimise=True, **kwargs):
+        calls.append(minimise)
+        return real(*args, minimise=minimise, **kwargs)
+
+    monkeypatch.setattr(shrink, "judge_schedule", spy)
+    adapter, caps, out = _first_failure("no-requeue", "timer", {"no-lost-task"})
+    cx = out.counterexample
+    assert cx is not None and cx.origin is not None and cx.origin["original_ops"] > len(cx.ops)
+    assert len(calls) > 10 and calls[-1] is True and not any(calls[:-1]), calls
+    fresh = judge(run_ops(adapter, cx.config, cx.ops), caps)
+    assert {f.to_dict()["prop"] for f in fresh} == {f.prop for f in out.failures}
+    assert [f.to_dict() for f in out.failures] == [f.to_dict() for f in sorted(
+        fresh, key=lambda f: f.prop != out.failures[0].prop)]
+
+
 @pytest.mark.slow
 def test_same_seed_same_counterexample():
     a = _first_failure("no-requeue", "timer")[2]

@@ -79,13 +79,17 @@ def claimed_profile(caps: Capabilities, config: Config) -> Profile:
 
 
 # ----------------------------------------------------------------- 1. profile ------------------
-def profile_failures(run: Run, prof: Profile, *, reports_tries: bool = False) -> list[Finding]:
+def profile_failures(run: Run, prof: Profile, *, reports_tries: bool = False,
+                     minimise: bool = True) -> list[Finding]:
     """The history checker under ``prof``; violations mapped back to operations.
     ``reports_tries``: the implementation reports its ``tryComplete`` calls, whose pattern is then
-    judged (``try-complete-calls``); otherwise any it sent are ignored."""
+    judged (``try-complete-calls``); otherwise any it sent are ignored.  ``minimise`` False skips
+    the Z3 confirmation of each violation (the same properties fail; each finding's step is then
+    the fast path's, not the unsat core's): for shrinking, which asks only which properties fail."""
     from wheelspec.spec.checker import check_history  # the one line that picks the checker
 
-    verdict = check_history(run.history, prof, stop_at_first=False, reports_tries=reports_tries)
+    verdict = check_history(run.history, prof, stop_at_first=False, reports_tries=reports_tries,
+                            minimise=minimise)
     out = []
     for v in verdict.violations:
         idx = [i for i in v.indices if 0 <= i < len(run.event_step)]
@@ -487,13 +491,13 @@ def granularity_note(caps: Capabilities) -> str | None:
 
 # ------------------------------------------------------------------ together -------------------
 def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | None] | None = None,
-          oracle: Run | None = None, probe: Any = None) -> list[Finding]:
+          oracle: Run | None = None, probe: Any = None, minimise: bool = True) -> list[Finding]:
     """All findings for ``run``: profile, oracle (computed if not given, watched by ``probe``),
-    expectations."""
+    expectations.  ``minimise``: as :func:`profile_failures` says."""
     prof = claimed_profile(caps, run.config)
     unobserved = frozenset(not_judged(caps))
     skip = owned_steps(run, caps)
-    failures = profile_failures(run, prof, reports_tries=caps.reports_try_complete)
+    failures = profile_failures(run, prof, reports_tries=caps.reports_try_complete, minimise=minimise)
     refused = frozenset(declared_refusals(run, caps))
     if refused:  # refused outside the declared range: the reference never sees them
         oracle = declared_oracle(run, caps, refused, probe if oracle is None else None)
@@ -536,7 +540,8 @@ WITHOUT_OUT_OF_RANGE = "(judged without the out-of-range requests) "
 
 
 def judge_run(adapter: Any, caps: Capabilities, result: Run, *, coverage: bool = False,
-              oracle: Run | None = None, probe: Any = None) -> tuple[list[Finding], Counter[str]]:
+              oracle: Run | None = None, probe: Any = None,
+              minimise: bool = True) -> tuple[list[Finding], Counter[str]]:
     """The findings of a campaign run, and (if asked) the semantic situations it exercised.
 
     The range contract is judged apart (property ``ranges``): when the implementation accepted an
@@ -551,16 +556,18 @@ def judge_run(adapter: Any, caps: Capabilities, result: Run, *, coverage: bool =
 
     if oracle is None:
         probe = Probe() if coverage else None
-    failures = judge(result, caps, probe=probe, oracle=oracle)
+    failures = judge(result, caps, probe=probe, oracle=oracle, minimise=minimise)
     if any(f.prop == "ranges" for f in failures):
         rest = [s.op for s in result.steps if not out_of_range(s.op)]
-        again = judge(run_ops(adapter, result.config, rest), caps)
+        again = judge(run_ops(adapter, result.config, rest), caps, minimise=minimise)
         failures = [f for f in failures if f.prop == "ranges"] + [
             dataclasses.replace(f, message=WITHOUT_OUT_OF_RANGE + f.message) for f in again]
     return failures, (probe.counts if probe is not None else Counter())
 
 
-def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op]) -> list[Finding]:
+def judge_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: list[ops.Op], *,
+                   minimise: bool = True) -> list[Finding]:
     """Run ``schedule`` (narrowed to the implementation: :func:`.narrow.narrow`,
-    :func:`.narrow.narrow_config`) and judge it."""
-    return judge_run(adapter, caps, run_ops(adapter, narrow_config(cfg, caps), narrow(schedule, caps)))[0]
+    :func:`.narrow.narrow_config`) and judge it (``minimise``: as :func:`profile_failures` says)."""
+    return judge_run(adapter, caps, run_ops(adapter, narrow_config(cfg, caps), narrow(schedule, caps)),
+                     minimise=minimise)[0]

@@ -12,6 +12,10 @@ still produces a failure of the *same property*; passes, repeated until nothing 
 
 The result is 1-minimal for deletions: removing any single operation makes the failure go away.
 A budget bounds the number of runs so that shrinking a pathological schedule cannot run away.
+Candidates are judged by the history checker's fast path alone: Z3's confirmation of a violation
+never changes which properties fail, only which events a finding names (its unsat core), so it is
+asked once, about the schedule kept, instead of once per failing candidate (thousands in one
+check of a timer that fails often).
 
 A hang or a crash (property ``responds``, :func:`shrink_liveness`) is shrunk by the same passes
 with another oracle: a candidate fails iff it hangs (or crashes, whichever the original did) on a
@@ -78,13 +82,17 @@ class _Oracle:
         #: the hang or crash of the latest attempt, if it had one
         self.stalled: LivenessError | None = None
 
-    def fails(self, cfg: Config, schedule: list[ops.Op]) -> bool:
-        if self.runs >= BUDGET:
+    def fails(self, cfg: Config, schedule: list[ops.Op], *, final: bool = False) -> bool:
+        """Whether ``schedule`` still fails ``prop``.  A candidate is judged without the Z3
+        confirmation of its violations (which would only move each finding's step to its unsat
+        core: the properties that fail are the same), so shrinking costs the fast path per
+        attempt; ``final`` judges the schedule kept with it, outside the budget, for the report."""
+        if self.runs >= BUDGET and not final:
             return False
         self.runs += 1
         self.stalled = None
         try:
-            failures = judge_schedule(self.adapter, self.caps, cfg, schedule)
+            failures = judge_schedule(self.adapter, self.caps, cfg, schedule, minimise=final)
         except LivenessError as e:
             self.stalled = e
             return False  # another failure (the adapter restarts on its next request)
@@ -103,7 +111,7 @@ class _LivenessOracle(_Oracle):
         self.reason = reason
         self.hangs = 0
 
-    def fails(self, cfg: Config, schedule: list[ops.Op]) -> bool:
+    def fails(self, cfg: Config, schedule: list[ops.Op], *, final: bool = False) -> bool:
         from wheelspec.conformance.check.runner import run_ops
 
         if self.runs >= LIVENESS_BUDGET or self.hangs >= LIVENESS_HANGS:
@@ -248,7 +256,7 @@ def shrink_schedule(adapter: Any, caps: Capabilities, cfg: Config, schedule: lis
         cfg, s = _smaller_start(o, cfg, s)
         if (cfg, s) == before or o.runs >= BUDGET:
             break
-    o.fails(cfg, s)  # leave o.last describing the final schedule
+    o.fails(cfg, s, final=True)  # leave o.last describing the final schedule, confirmed by Z3
     return cfg, s, o.last
 
 
