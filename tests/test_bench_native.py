@@ -24,6 +24,10 @@ from wheelspec.benchmarks.workloads import FIRE_MAX_DELAY_MS, TIMER_WORKLOADS, t
 JAVA_PEERS = ["netty", "jdk-stpe", "jdk-delayqueue"]
 N = 1000
 
+#: one pytest-xdist worker runs this module, so the peers are built once per test run (the
+#: module's build directory is per worker): a Rust build is about 9 s here
+pytestmark = pytest.mark.xdist_group("native-peers")
+
 
 @pytest.fixture(scope="module")
 def build_dir(tmp_path_factory: pytest.TempPathFactory) -> str:

@@ -204,14 +204,16 @@ def installed(tmp_path_factory):
     src.mkdir()
     _source_copy(src)
     t0 = time.perf_counter()
+    # Installed by this pip into a venv without one, and not byte-compiled: what is tested is what
+    # the wheel holds and what it pulls in, in half the set-up time.
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(src)],
                    check=True, capture_output=True, timeout=300)
     wheels = list(dist.glob("wheelspec-*.whl"))
     assert len(wheels) == 1, wheels
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     env = _clean_env(venv)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheels[0])], check=True,
-                   capture_output=True, timeout=600, env=env)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+                    "--no-compile", str(wheels[0])], check=True, capture_output=True, timeout=600, env=env)
     print(f"wheel built and installed in {time.perf_counter() - t0:.0f} s")
     run = work / "run"
     run.mkdir()
@@ -268,8 +270,11 @@ def test_the_built_wheel_runs_every_documented_command_with_the_base_install(ins
                                ".parent / 'scenarios' / 'kafka' / 'timer-task-expiration.json')"],
                               env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert _wheelspec(installed, "replay", scenario, "--impl", "optimized")[0] == 0
-    assert _wheelspec(installed, "prove")[0] == 0
-    assert _wheelspec(installed, "races")[0] == 0
+    # One lemma and one bounded check show Z3 works from the base install; every proof is the
+    # test_spec_* tests' and CI's (`wheelspec prove --mutations`).
+    assert _wheelspec(installed, "prove", "--only", "placement", "--only", "bmc-1x2x3")[0] == 0
+    assert _wheelspec(installed, "races", "--mutant", "no-second-try", "--examples", "200", "--clean", "2",
+                      "--quiet")[0] == 0
     assert _wheelspec(installed, "linearize", "--impl", "reference", "--threads", "2", "--ops", "50")[0] == 0
     rc, _, err = _wheelspec(installed, "realtime", "--impl", "asyncio-live", "--runs", "1", "--tasks", "20")
     assert rc in (0, 1), err   # 1 is a wall-clock violation on a loaded machine: documented, not a crash

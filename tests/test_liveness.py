@@ -38,17 +38,17 @@ def test_hang_or_crash_yields_a_small_replayable_counterexample_and_the_other_ve
                                                                                        fixture, words):
     impl = f"cmd:{sys.executable} {fixture}"
     report = tmp_path / "r.json"
-    # 12 schedules hold three with the pattern (timer seeds 1, 4 and 11); each hang costs its
-    # timeout, once per shrinking attempt too
-    code = main(["check", "--no-corpus", "--schedules", "12", "--timeout", "1", "--impl", impl,
+    # 5 schedules hold two with the pattern (timer seeds 1 and 4); each hang costs its timeout,
+    # once per shrinking attempt too
+    code = main(["check", "--no-corpus", "--schedules", "5", "--timeout", "1", "--impl", impl,
                  "--out", str(tmp_path / "out"), "--json", str(report)])
     capsys.readouterr()
     assert code == 1  # a finding, not a configuration error
     (rep,) = json.loads(report.read_text())["implementations"]
     assert rep["status"] == "fail" and rep["error"] is None
-    assert rep["campaign"]["schedules"] == 12  # every seed judged, after the hangs too
+    assert rep["campaign"]["schedules"] == 5  # every seed judged, after the hangs too
     failed = rep["campaign"]["failures"]
-    assert 1 < len(failed) < 12
+    assert 1 < len(failed) < 5
     assert {o["failures"][0]["prop"] for o in failed} == {"responds"}
     assert all(words in o["failures"][0]["message"] for o in failed)
     # The first lines of stderr are shown (the cause), not only the tail of a stack.
@@ -71,8 +71,8 @@ def test_the_failing_schedule_ends_at_the_request_that_hung_and_shrinks_to_the_p
     a = SubprocessAdapter([sys.executable, str(CRASH)], timeout=5)
     try:
         caps = a.hello().capabilities
-        # seeds 0..59 include several with the pattern; shrinking keeps just it
-        outs = run_seed_range(a, caps, "timer", range(60), impl_name="crash")
+        # seeds 0..11 include three with the pattern (1, 4 and 11); shrinking keeps just it
+        outs = run_seed_range(a, caps, "timer", range(12), impl_name="crash")
     finally:
         a.close()
     bad = [o for o in outs if not o.ok]
