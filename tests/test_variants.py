@@ -157,7 +157,7 @@ def test_an_unknown_factory_is_a_user_error():
 @pytest.mark.slow
 def test_check_command_passes_the_correct_timer_and_fails_a_variant(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    # the variant fails timer seeds 9 and 17 of the first 20; each failure is shrunk (about 2 s)
+    # the variant fails timer seeds 9 and 17 of the first 20, so 20 schedules show it
     args = ["check", "--no-corpus", "--schedules", "20", "--kinds", "timer", "--out", str(tmp_path)]
     assert main([*args, "--impl", "tests.fixtures.variants:correct_timer"]) == 0
     assert main([*args, "--impl", "tests.fixtures.variants:last_parent_heap"]) == 1
