@@ -49,6 +49,8 @@ import z3
 from .lemmas import KAFKA, Rules
 
 INVARIANTS = ("linked", "queued", "no-early", "drained", "aligned")
+#: the registry properties (spec/properties.py) the invariants establish for each configuration
+PROVES: dict[str, str] = {"no-early": "no-early-fire", "drained": "no-lost-task"}
 #: Width of the machine words of the encoding.  Values are bit-vectors (bit-blasting decides these
 #: queries in seconds, where linear integer arithmetic with div/mod timed out at depth 2) and every
 #: clock reading is kept below 2**(W - 2), so no sum or comparison of the encoding wraps and signed

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import Any
 
 import z3
 
@@ -71,6 +72,9 @@ class Rules:
     #: the optimized kernels correct their float quotient ``int64(float64(exp) * (1.0 /
     #: float64(tick)))`` by one step (spec/arith.py) -- False: the truncated quotient is the bucket
     correction: bool = True
+    #: ``TimerTaskList.flush`` unlinks each entry before handing it over (Kafka) -- False: the
+    #: entry stays linked in the flushed bucket
+    flush_unlinks: bool = True
 
     # -- the rules as formulas --------------------------------------------------------------------
     def due(self, e: z3.ArithRef, c: z3.ArithRef, u: z3.ArithRef) -> z3.BoolRef:
@@ -102,6 +106,7 @@ MUTATIONS: dict[str, tuple[Rules, str]] = {
     "mock-ge": (Rules(mock_gt=False), "MockTimer runs an entry once now >= exp"),
     "no-correction": (Rules(correction=False), "the window number is the truncated float quotient "
                       "int64(float64(exp) * (1.0 / float64(tick))), without the one-step correction"),
+    "flush-keeps": (Rules(flush_unlinks=False), "flush hands an entry over without unlinking it from the bucket"),
 }
 
 
@@ -454,13 +459,18 @@ class Lemma:
     statement: str
     #: the SEMANTICS.md section (rule) the lemma proves
     section: str
-    build: Callable[[Rules], Query]
+    #: builds the query from a rules value of the lemma's own model: :class:`Rules` for the wheel's
+    #: lemmas, ``PurgatoryRules`` for spec/purgatory_proof.py's (each model's rules type differs,
+    #: so the field is typed by what the lemma's module declares, not here)
+    build: Callable[[Any], Query]
     #: "proven" for a lemma that must hold; "counterexample" for a hazard that must be exhibited
     expect: str = "proven"
     #: the rules to build it with (a hazard lemma is built with the hazardous rules)
-    rules: Rules = KAFKA
+    rules: Any = KAFKA
     #: the mutation that must break it (tests and ``wheelspec prove --mutations``)
     mutation: str | None = None
+    #: the properties of spec/properties.py (registry names) this lemma establishes
+    proves: tuple[str, ...] = ()
 
 
 LEMMAS: tuple[Lemma, ...] = (
@@ -576,7 +586,7 @@ def decide(q: Query, timeout_ms: int = 20_000) -> tuple[str, dict[str, int], str
     return "unknown", {}, "; ".join(reasons)
 
 
-def run_lemma(lemma: Lemma, rules: Rules | None = None, timeout_ms: int = 20_000) -> Outcome:
+def run_lemma(lemma: Lemma, rules: Any = None, timeout_ms: int = 20_000) -> Outcome:
     """Decide ``lemma`` under its own rules, or under ``rules`` (a mutation)."""
     t0 = time.perf_counter()
     result, cex, reason = decide(lemma.build(rules if rules is not None else lemma.rules), timeout_ms)

@@ -30,6 +30,7 @@ history checker, its Z3 form, the local and Spark trace analyses, the real-time 
 concurrent forms, the linearizability model, the conformance judge) and, per property
 (:data:`JUDGED_BY`), how each judges it or why it cannot (:class:`NotJudged`); the *engine forms*
 (:data:`ENGINE_FORMS`) and the ones implementing each property's behaviour (:data:`ENGINES`).
+Each property's proof status is derived from the proofs' ``Lemma.proves`` by spec/proof_status.py.
 ``tests/test_property_registry.py`` resolves every entry point and requires an entry for every
 form; ``tests/test_judging_forms.py`` feeds the same histories to every judging form and requires
 the verdicts the entries promise.

@@ -1,0 +1,66 @@
+"""Every registry property's proof status (spec/proof_status.py): derived from the lemmas'
+``proves`` and bmc's configurations, printed by ``wheelspec prove``, carried by SEMANTICS.md."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from wheelspec.conformance.cli import main
+from wheelspec.spec import bmc, proof_status, properties
+from wheelspec.spec.lemmas import Lemma
+
+SEMANTICS = Path(__file__).resolve().parent.parent / "spec" / "SEMANTICS.md"
+
+
+def test_semantics_carries_the_derived_table():
+    text = SEMANTICS.read_text(encoding="utf-8")
+    assert proof_status.markdown_table() in text, (
+        "SEMANTICS.md 'Proof status' differs from spec/proof_status.markdown_table(): paste the new table")
+
+
+def test_every_property_has_one_status_and_every_proves_name_is_registered():
+    names = [s.prop for s in proof_status.statuses()]
+    assert names == list(dict.fromkeys(p.name for p in properties.PROPERTIES))
+    assert proof_status.unknown_proves() == []
+    by = {s.prop: s for s in proof_status.statuses()}
+    for name in ("no-early-fire", "fire-once", "no-lost-task"):
+        assert by[name].status == proof_status.ALL_CONFIGURATIONS, by[name]
+    assert by["no-early-fire"].limits == ("wi-strict-unaligned",)
+    assert by["size"].status == proof_status.TESTED
+
+
+def test_status_follows_the_lemmas_and_the_bounded_checks(monkeypatch):
+    # Derived, not written: a lemma naming a property makes it proven; bmc's invariants make it bounded.
+    lemma = proof_status.all_lemmas()[0]
+    extra = dataclasses.replace(lemma, name="planted", proves=("size",))
+    hazard = dataclasses.replace(lemma, name="planted-hazard", expect="counterexample", proves=("cancel-result",))
+    groups: tuple[tuple[str, tuple[Lemma, ...], dict], ...] = (("planted", (extra, hazard), {}),)
+    monkeypatch.setattr(proof_status, "GROUPS", proof_status.GROUPS + groups)
+    monkeypatch.setattr(bmc, "PROVES", {**bmc.PROVES, "queued": "well-formed"})
+    by = {s.prop: s for s in proof_status.statuses()}
+    assert by["size"].status == proof_status.ALL_CONFIGURATIONS and by["size"].lemmas == ("planted",)
+    assert by["cancel-result"].status == proof_status.TESTED and by["cancel-result"].limits == ("planted-hazard",)
+    assert by["well-formed"].status == proof_status.BOUNDED
+    assert by["well-formed"].bounded == tuple(c.describe() for c in bmc.CONFIGS)
+    assert proof_status.markdown_table() not in SEMANTICS.read_text(encoding="utf-8")
+
+
+def test_prove_prints_and_writes_the_status_table(tmp_path, capsys):
+    out = tmp_path / "prove.json"
+    assert main(["prove", "--no-bmc", "--only", "wi-no-lost", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "proof status of every registry property" in printed and "proven for all configurations" in printed
+    data = json.loads(out.read_text())
+    rows = {r["property"]: r for r in data["properties"]}
+    assert rows["no-lost-task"]["status"] == proof_status.ALL_CONFIGURATIONS
+    assert "wi-no-lost" in rows["no-lost-task"]["lemmas"]
+    assert [r["name"] for r in data["results"]] == ["wi-no-lost"]
+
+
+def test_prove_runs_the_witness_and_the_wheel_mutations(capsys):
+    assert main(["prove", "--no-bmc", "--only", "wi-witness", "--only", "wi-shared-bucket", "--mutations"]) == 0
+    printed = capsys.readouterr().out
+    assert "wi-witness (sat): tick=" in printed
+    assert "wi-shared-bucket / fit-le (counterexample)" in printed
