@@ -184,6 +184,11 @@ class Verdict:
         return "\n".join(lines)
 
 
+#: the requests that call ``tryComplete`` (judged even when they reported no call: a missing call
+#: is the finding); every other request may report none
+_CALLS_TRIES = (ev.TryCompleteElseWatch, ev.Resubmit, ev.CheckAndComplete)
+
+
 class _Stop(WheelspecError):
     """Ends the judging loop at the first finding when the checker is asked to stop there; caught
     inside the checker, never raised to its caller."""
@@ -273,7 +278,11 @@ class _Judge:
         window: list[int] = []
         try:
             for i, e in enumerate(events):
-                self.clock(i, e)
+                now = getattr(e, "now", None)
+                if type(now) is int and (self.last_now is None or now >= self.last_now):
+                    self.last_now, self.last_now_index = now, i  # (clock()'s good case, without its call)
+                else:
+                    self.clock(i, e)
                 if isinstance(e, ev.CAUSED):
                     if isinstance(e, ev.Expire):
                         self.expire_adjacent(i, e)
@@ -403,6 +412,8 @@ class _Judge:
     def tries(self, i: int, e: Any, window: list[int]) -> None:
         """``try-complete-calls``: the ``TryComplete`` events of request ``i``'s window, judged
         against the state before the request (SEMANTICS.md, "tryComplete calls")."""
+        if not window and type(e) not in _CALLS_TRIES:
+            return  # no call reported, and none was due
         events = self.events
         calls = [j for j in window if type(events[j]) is ev.TryComplete]
         for j in window:  # T2: a call returns true iff it completed the op, right before returning

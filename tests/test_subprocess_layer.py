@@ -22,13 +22,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wheelspec.conformance.adapters import reference_adapter
+from wheelspec.conformance.adapters.lines import check_shape, parse_line
 from wheelspec.conformance.adapters.protocol import (
     Config,
     ProtocolError,
-    check_shape,
     clean_text,
     decode_response,
-    parse_line,
 )
 from wheelspec.conformance.adapters.subprocess_adapter import (
     CHUNK,

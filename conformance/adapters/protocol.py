@@ -33,7 +33,6 @@ operation, ``now`` and ``result``), which is the ordering rule of :mod:`wheelspe
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from typing import Any
 
@@ -462,19 +461,12 @@ def result_of_event(e: ev.Event) -> Any:
     return list(v) if isinstance(v, tuple) else v
 
 
-# ----------------------------------------------------------------- reading a line ----------
-#: the deepest nesting a message may have: a response is at most 4 deep (response, events, an
-#: event; a result list), a hello 3; anything deeper is garbage, refused before it can exhaust the
-#: stack of a later ``repr`` or ``json.dumps``
-MAX_DEPTH = 16
-# Protocol integers are signed 64-bit (docs/guides/PROTOCOL.md, "Transport").
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
+# ----------------------------------------------------------------- text of a message ----------
+# (reading and writing whole lines: :mod:`.lines`)
 # ANSI escape sequences (CSI ... final byte, OSC ... BEL/ST, two-byte ESC x), then every other
 # control character: none may reach a terminal or an XML report (XML 1.0 forbids most of them).
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def clean_text(text: str, limit: int | None = None) -> str:
@@ -493,98 +485,6 @@ def protocol_error(field: str, problem: str) -> ProtocolError:
 
     err.field = field  # type: ignore[attr-defined]  # read by the fuzz tests and the runner
     return err
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def check_shape(value: Any, where: str = "response") -> None:
-    """Refuse what no protocol message contains, wherever it is: nesting deeper than
-    :data:`MAX_DEPTH`, integers outside signed 64 bits, strings with unpaired surrogates.
-    Iterative (a deep value must not exhaust the stack here either).  A first walk without the
-    field paths passes a well-shaped message; only a faulty one is walked again to name the field."""
-    if _shape_ok(value):
-        return
-    stack: list[tuple[Any, str, int]] = [(value, where, 0)]
-    while stack:
-        v, path, depth = stack.pop()
-        if isinstance(v, bool) or v is None or isinstance(v, float):
-            continue
-        if isinstance(v, int):
-            if not _INT64_MIN <= v <= _INT64_MAX:
-                raise protocol_error(path, f"{path} is an integer outside signed 64 bits ({v.bit_length()} bits)")
-        elif isinstance(v, str):
-            if _SURROGATE.search(v):
-                raise protocol_error(path, f"{path} holds an unpaired UTF-16 surrogate (not Unicode text)")
-        elif isinstance(v, (list, dict)):
-            if depth >= MAX_DEPTH:
-                raise protocol_error(path, f"{path} is nested more than {MAX_DEPTH} levels deep")
-            items = v.items() if isinstance(v, dict) else enumerate(v)
-            for k, x in items:
-                if isinstance(v, dict):
-                    sub = f"{path}.{k}" if str(k).isidentifier() else f"{path}[{json_short(k, 40)}]"
-                else:
-                    sub = f"{path}[{k}]"
-                stack.append((x, sub, depth + 1))
-
-
-
-def _shape_ok(value: Any) -> bool:
-    """:func:`check_shape`'s rules, without building the field paths: is ``value`` well shaped?"""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        v, depth = pop()
-        t = type(v)
-        if t is int:
-            if not _INT64_MIN <= v <= _INT64_MAX:
-                return False
-        elif t is str:
-            if not v.isascii() and _SURROGATE.search(v):
-                return False
-        elif t is dict or t is list:
-            if depth >= MAX_DEPTH:
-                return False
-            for x in (v.values() if t is dict else v):
-                push((x, depth + 1))
-        elif not (v is None or t is bool or t is float):
-            return False  # anything else (not from json.loads): let the full walk decide
-    return True
-
-#: what :func:`check_shape` could object to in a line's text: a long integer, a surrogate escape
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-#: one strict decoder for every line (``json.loads`` with an argument builds a decoder per call)
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def parse_line(raw: bytes | bytearray, where: str = "response") -> Any:
-    """Parse one protocol line (without its newline): strict UTF-8, strict JSON (no ``NaN`` or
-    ``Infinity``), then :func:`check_shape`.  Every failure is a :class:`ProtocolError` that quotes
-    the line; nothing else escapes (a line nested 100 000 deep is one of these errors, not a
-    ``RecursionError``)."""
-    try:
-        text = bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as e:
-        quoted = json_short(bytes(raw).decode("utf-8", "replace"))
-        raise protocol_error("line", f"sent a line that is not UTF-8 (byte {e.start}): {quoted}") from None
-    try:
-        if text.startswith("\ufeff"):  # as json.loads says it: the decoder alone would not
-            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-        msg = _DECODER.decode(text)
-    except RecursionError:
-        raise protocol_error("line", f"sent a line nested too deep to parse: {json_short(text)}") from None
-    except ValueError as e:
-        raise protocol_error("line", f"sent a line that is not JSON: {json_short(text)} "
-                                     f"({clean_text(str(e), 120)})") from None
-    # A line with no run of 19 digits (no integer can leave signed 64 bits), no \ud800-\udfff
-    # escape (strict UTF-8 holds no surrogate) and at most MAX_DEPTH brackets in all (no nesting
-    # can be deeper) is well shaped: the walk is left to the lines that might not be.
-    if (_LONG_DIGITS.search(text) or ("\\u" in text and _SURROGATE_ESCAPE.search(text))
-            or text.count("[") + text.count("{") > MAX_DEPTH):
-        check_shape(msg, where)
-    return msg
 
 
 def check_answer(resp: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
@@ -623,7 +523,7 @@ _RESPONSE_FIELDS = frozenset({"id", "ok", "now", "events", "result"})
 
 
 def decode_response(msg: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
-    """Decode an op response (already parsed by :func:`parse_line`, id already checked).
+    """Decode an op response (already parsed by :func:`.lines.parse_line`, id already checked).
     ``caps``: the adapter's; a ``try_complete`` event is allowed only if it declared
     ``reports_try_complete`` (None: allowed).
 

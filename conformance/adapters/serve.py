@@ -24,10 +24,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TextIO
 
+import orjson
+
 from wheelspec.conformance.adapters.base import refusal_of
+from wheelspec.conformance.adapters.lines import encode_line
 from wheelspec.conformance.adapters.protocol import Config, Response, negotiate, offered_versions
 from wheelspec.spec import ops
 from wheelspec.spec.errors import UserError
@@ -35,74 +41,150 @@ from wheelspec.spec.errors import UserError
 #: the ``pipeline`` capability this server declares under protocol 2 (docs/guides/PROTOCOL.md, section 11):
 #: requests are read in order and answered in order, so the runner may send this many ahead
 SERVE_PIPELINE = 64
-#: one encoder for every answer (``json.dumps`` with an argument builds an encoder per call)
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
+#: bytes asked of stdin per read: a whole pipelined window of requests fits in one
+CHUNK = 1 << 16
+#: the longest an answer is held back to go out with the next ones (:func:`serve`), in seconds
+HOLD_S = 0.02
+#: a run of digits orjson may read otherwise than ``json.loads`` (:func:`_load`)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+#: the most brackets of a line orjson reads (:func:`_load`)
+_ORJSON_BRACKETS = 512
 
 
 def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout, *, close: bool = True) -> int:
     """Answer requests until ``bye`` or end of input, then close the adapter (unless ``close`` is
-    False: a caller feeding one request at a time keeps it for the next); returns the exit code."""
+    False: a caller feeding one request at a time keeps it for the next); returns the exit code.
 
-    def send(msg: dict[str, Any]) -> None:
-        stdout.write(_ENCODER.encode(msg) + "\n")
+    The requests one read of stdin returns (a pipelined window arrives in one read or a few) are
+    answered together, their answers written with one write and one flush: a write wakes the
+    runner up, so one per window rather than one per request.  An answer waits at most
+    :data:`HOLD_S` (plus the request after it) for the others: a slow implementation's answers
+    reach the runner well within their timeouts, as they would one by one."""
+    answers: list[bytes] = []
+    clock = time.monotonic
+    try:
+        for batch in _batches(stdin):
+            held_since = clock()
+            for line in batch:
+                if line.strip() and not _answer(adapter, line, answers.append):
+                    return 0  # bye: answered (the finally writes it)
+                if clock() - held_since > HOLD_S:
+                    _write(stdout, answers)
+                    held_since = clock()
+            _write(stdout, answers)
+    finally:
+        _write(stdout, answers)
+        if close:
+            adapter.close()
+    return 0
+
+
+def _batches(stdin: TextIO) -> Iterator[list[bytes]]:
+    """The lines of ``stdin``, without their newlines, in the groups they arrive in: every line
+    one read completes (a last line without a newline comes alone, at the end)."""
+    raw = getattr(stdin, "buffer", None)
+    read1 = getattr(raw, "read1", None)
+    buf = bytearray()
+    while True:
+        chunk = read1(CHUNK) if read1 is not None else stdin.read(CHUNK).encode("utf-8", "surrogateescape")
+        if not chunk:
+            if buf:
+                yield [bytes(buf)]
+            return
+        buf += chunk
+        end = buf.rfind(b"\n")
+        if end >= 0:
+            lines = bytes(buf[:end]).split(b"\n")
+            del buf[: end + 1]
+            yield lines
+
+
+def _write(stdout: TextIO, answers: list[bytes]) -> None:
+    """Write ``answers`` (whole lines) to ``stdout`` in one write and flush it; empties the list."""
+    if not answers:
+        return
+    data = b"".join(answers)
+    answers.clear()
+    raw = getattr(stdout, "buffer", None)
+    if raw is not None:
+        stdout.flush()  # (nothing waits in the text layer: every answer goes through here)
+        raw.write(data)
+        raw.flush()
+    else:
+        stdout.write(data.decode())
         stdout.flush()
 
-    for line in stdin:
-        if not line.strip():
-            continue
+
+def _answer(adapter: Any, line: bytes, send: Callable[[bytes], Any]) -> bool:
+    """Answer one request line through ``send`` (one encoded line); False after ``bye``."""
+    try:
+        req = _load(line)
+        rid = req["id"]
+        kind = req["type"]
+    except (ValueError, KeyError, TypeError):
+        text = line.decode("utf-8", "replace")[:200]
+        send(encode_line({"id": None, "ok": False, "error": {"type": "invalid",
+                                                            "message": f"bad request line {text!r}"}}))
+        return True
+    try:
+        if kind == "op":
+            op = ops.op_from_dict(req["op"])  # a request that does not decode is answered invalid (below)
+            try:
+                resp: Response = adapter.request(op)
+            except Exception as exc:  # noqa: BLE001 - the implementation raised: the in-process mapping
+                resp = refusal_of(exc)
+            send(encode_line(resp.to_wire(rid)))
+        elif kind == "hello":
+            send(encode_line(_hello(adapter, req, rid)))
+        elif kind == "reset":
+            adapter.reset(Config.from_dict(req.get("config", {})))
+            send(encode_line({"id": rid, "ok": True}))
+        elif kind == "bye":
+            send(encode_line({"id": rid, "ok": True}))
+            return False
+        else:
+            send(encode_line({"id": rid, "ok": False,
+                              "error": {"type": "invalid", "message": f"unknown request type {kind!r}"}}))
+    except (ValueError, TypeError, KeyError) as e:
+        send(encode_line({"id": rid, "ok": False, "error": {"type": "invalid", "message": str(e)}}))
+    return True
+
+
+def _load(line: bytes) -> Any:
+    """A request line's value, as ``json.loads`` reads it: by orjson where it reads the same (no
+    integer of 19 digits or more, which orjson would read as a float past 64 bits; no deep nesting,
+    which orjson recurses into without a limit), else, or if orjson refuses it (a lone surrogate
+    escape, ``NaN``), by ``json.loads``."""
+    if _LONG_DIGITS.search(line) is None and line.count(b"[") + line.count(b"{") <= _ORJSON_BRACKETS:
         try:
-            req = json.loads(line)
-            rid = req["id"]
-            kind = req["type"]
-        except (ValueError, KeyError, TypeError):
-            send({"id": None, "ok": False, "error": {"type": "invalid", "message": f"bad request line {line[:200]!r}"}})
-            continue
-        try:
-            if kind == "hello":
-                h = adapter.hello()
-                offered = offered_versions(req)
-                version = negotiate(offered, h.capabilities.protocol)
-                if version is None:
-                    send({"id": rid, "ok": False, "error": {"type": "unsupported", "message":
-                          f"{h.name} speaks protocol 1 to {h.capabilities.protocol}, "
-                          f"the runner offers {list(offered)}"}})
-                    continue
-                if version != h.capabilities.protocol:
-                    speak = getattr(adapter, "speak", None)
-                    if speak is None:
-                        send({"id": rid, "ok": False, "error": {"type": "unsupported", "message":
-                              f"{h.name} speaks protocol {h.capabilities.protocol} only, the runner offers "
-                              f"{list(offered)}"}})
-                        continue
-                    speak(version)  # an older runner: answer as that version's adapter
-                    h = adapter.hello()
-                caps = h.capabilities
-                if version >= 2 and caps.pipeline == 1:
-                    # this loop reads requests in order and answers each in order: any number may wait
-                    caps = dataclasses.replace(caps, pipeline=SERVE_PIPELINE)
-                send({"id": rid, "ok": True, "protocol": version, "name": h.name, "version": h.version,
-                      "capabilities": caps.to_dict()})
-            elif kind == "reset":
-                adapter.reset(Config.from_dict(req.get("config", {})))
-                send({"id": rid, "ok": True})
-            elif kind == "op":
-                op = ops.op_from_dict(req["op"])  # a request that does not decode is answered invalid (below)
-                try:
-                    resp: Response = adapter.request(op)
-                except Exception as exc:  # noqa: BLE001 - the implementation raised: the in-process mapping
-                    resp = refusal_of(exc)
-                send(resp.to_wire(rid))
-            elif kind == "bye":
-                send({"id": rid, "ok": True})
-                break
-            else:
-                send({"id": rid, "ok": False,
-                      "error": {"type": "invalid", "message": f"unknown request type {kind!r}"}})
-        except (ValueError, TypeError, KeyError) as e:
-            send({"id": rid, "ok": False, "error": {"type": "invalid", "message": str(e)}})
-    if close:
-        adapter.close()
-    return 0
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
+
+
+def _hello(adapter: Any, req: Any, rid: Any) -> dict[str, Any]:
+    """The answer to a hello: the version negotiated (:func:`~.protocol.negotiate`) and the
+    adapter's capabilities in it, or a refusal when there is no common version."""
+    h = adapter.hello()
+    offered = offered_versions(req)
+    version = negotiate(offered, h.capabilities.protocol)
+    if version is None:
+        return {"id": rid, "ok": False, "error": {"type": "unsupported", "message":
+                f"{h.name} speaks protocol 1 to {h.capabilities.protocol}, the runner offers {list(offered)}"}}
+    if version != h.capabilities.protocol:
+        speak = getattr(adapter, "speak", None)
+        if speak is None:
+            return {"id": rid, "ok": False, "error": {"type": "unsupported", "message":
+                    f"{h.name} speaks protocol {h.capabilities.protocol} only, the runner offers {list(offered)}"}}
+        speak(version)  # an older runner: answer as that version's adapter
+        h = adapter.hello()
+    caps = h.capabilities
+    if version >= 2 and caps.pipeline == 1:
+        # this loop reads requests in order and answers each in order: any number may wait
+        caps = dataclasses.replace(caps, pipeline=SERVE_PIPELINE)
+    return {"id": rid, "ok": True, "protocol": version, "name": h.name, "version": h.version,
+            "capabilities": caps.to_dict()}
 
 
 #: the command line, as an error message shows it

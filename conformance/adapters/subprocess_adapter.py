@@ -37,7 +37,6 @@ Two kinds of trouble are told apart:
 from __future__ import annotations
 
 import collections
-import json
 import os
 import selectors
 import signal
@@ -48,6 +47,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from wheelspec.conformance.adapters import transcript as _transcript
+from wheelspec.conformance.adapters.lines import encode_line, parse_line
 from wheelspec.conformance.adapters.protocol import (
     MAX_PIPELINE,
     PROTOCOL_VERSIONS,
@@ -60,7 +60,6 @@ from wheelspec.conformance.adapters.protocol import (
     decode_response,
     hello_request,
     json_short,
-    parse_line,
 )
 from wheelspec.spec import ops
 from wheelspec.spec.errors import AdapterError, WheelspecError
@@ -71,8 +70,6 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 CHUNK = 1 << 20
 #: how long close() waits for the adapter to exit after ``bye`` before killing its group
 BYE_GRACE = 2.0
-#: one encoder for every request line (``json.dumps`` with an argument builds an encoder per call)
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 class LivenessError(AdapterError):
@@ -273,7 +270,7 @@ class SubprocessAdapter:
             # (with requests of an abandoned run still in flight there is no clean end: just the kill)
             if not self._exited(proc) and not (self._inflight or self._unsent):
                 self._n += 1
-                line = json.dumps({"id": self._n, "type": "bye"}).encode() + b"\n"
+                line = encode_line({"id": self._n, "type": "bye"})
                 self._note(_transcript.SENT, line)
                 try:
                     self._write(proc, line, time.monotonic() + 1.0)
@@ -461,7 +458,7 @@ class SubprocessAdapter:
                 self._start()
         self._n += 1
         req = {"id": self._n, **body}
-        line = _ENCODER.encode(req).encode() + b"\n"
+        line = encode_line(req)
         p = _Pending(req, line, timeout, op)
         self._unsent.append(p)
         return p

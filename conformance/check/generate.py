@@ -1,10 +1,11 @@
 """The campaign's schedule generator: a seeded random schedule of operations per ``(kind, seed)``.
 
 Determinism: a schedule is a pure function of ``(kind, seed)``.  Its generator is a
-``random.Random`` seeded with the string ``"<version>:<kind>:<seed>"``, the version being the kind's
-entry in :data:`GENERATORS` (Python seeds from a string through SHA-512, identically on every
-platform and Python 3 version), and the generator uses only ``randrange`` / ``choice`` /
-``random`` / ``sample`` on it -- so the same seed gives the same schedule on any machine.
+``random.Random`` (:class:`~.draws.Draws`: the same values, drawn faster) seeded with the string
+``"<version>:<kind>:<seed>"``, the version being the kind's entry in :data:`GENERATORS` (Python
+seeds from a string through SHA-512, identically on every platform and Python 3 version), and
+the generator uses only ``randrange`` / ``choice`` / ``random`` / ``sample`` on it -- so the same
+seed gives the same schedule on any machine.
 Changing what a kind's generator draws means bumping its version (the table in
 ``docs/guides/CAMPAIGN.md`` lists what each version draws); a saved counterexample holds its operations
 and names its generator version in ``origin``, so it replays under any version.
@@ -57,6 +58,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Config
+from wheelspec.conformance.check.draws import Draws
 from wheelspec.spec import limits, ops
 
 KINDS = ("timer", "purgatory")
@@ -93,7 +95,8 @@ ADVANCE_REGIONS = ("zero", "tick", "window", "boundary", "far", "next-due")
 
 
 def _rng(kind: str, seed: int) -> random.Random:
-    return random.Random(f"{GENERATORS[kind]}:{kind}:{seed}")
+    # Draws: random.Random's values, drawn faster (conformance/check/draws.py)
+    return Draws(f"{GENERATORS[kind]}:{kind}:{seed}")
 
 
 def length_class(kind: str, seed: int) -> str:
