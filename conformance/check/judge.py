@@ -56,8 +56,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, DeclaredRanges, Response
+from wheelspec.conformance.check.compiled_oracle import CompiledRun, compiled_run, engine_for
 from wheelspec.conformance.check.narrow import narrow, narrow_config, out_of_range
-from wheelspec.conformance.check.runner import Run, Step, run_ops
+from wheelspec.conformance.check.runner import Run, RunnerBug, Step, run_ops
 from wheelspec.spec import events as ev
 from wheelspec.spec import limits, ops, properties, show
 from wheelspec.spec.findings import Finding
@@ -207,37 +208,33 @@ class _FollowPurgePoints:
 
 
 def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op], probe: Any = None,
-               points: Sequence[int | None] | None = None) -> Run:
+               points: Sequence[int | None] | None = None, *, engine: str | None = None) -> Run:
     """The operations run on the reference (configured as :func:`oracle_mode` says, showing the
     executor order the implementation declares).  ``probe`` (a :class:`~.coverage.Probe`) watches
     the reference's internal state around each request: the semantic coverage report is measured
     on this run.  ``points`` (:func:`purge_points`): where each advance's purge check comes, for
-    an implementation declaring executor order ``either``."""
-    from wheelspec.conformance.adapters import reference_adapter
-
+    an implementation declaring executor order ``either``.  Which oracle computes the run, the
+    compiled one or the reference itself, is :func:`.compiled_oracle.engine_for`'s to say
+    (``engine``: ``reference`` to insist on the reference)."""
     mode = oracle_mode(caps)
     order = EXPIRE_BEFORE_PURGE if caps.executor_order == EITHER_ORDER else caps.executor_order
     eff = caps.effective(config)
     cfg = eff if mode == "exact" else Config(1, 20, eff.start_ms, eff.purge_interval)
+    which = engine_for(mode, points, engine, len(operations))
     key = None
     if points is None:
         key = _HashedKey((mode, order, caps.protocol, caps.reports_try_complete, cfg, tuple(operations)))
         hit = _ORACLES.get(key, probe is not None)
+        if hit is not None and engine == "reference" and isinstance(hit[0], CompiledRun):
+            hit = None  # the reference is asked to confirm the compiled oracle: not by itself
         if hit is not None:
             run, counts = hit
             if probe is not None and counts is not None:
                 probe.counts.update(counts)
             return run
-    ref = reference_adapter(STRICT_GT if mode == "multiset" else KAFKA, executor_order=order,
-                            protocol=caps.protocol, reports_try_complete=caps.reports_try_complete)
-    driven: Any = ref if probe is None else probe.wrap(ref)
-    if points is not None:
-        driven = _FollowPurgePoints(driven, ref, points)
     before = Counter(probe.counts) if probe is not None else None
-    try:
-        run = run_ops(driven, cfg, operations)
-    finally:
-        ref.close()
+    compiled = compiled_run(cfg, operations, probe, caps.protocol) if which == "compiled" else None
+    run = compiled if compiled is not None else _reference_run(caps, mode, order, cfg, operations, probe, points)
     if key is not None:
         counts = None
         if probe is not None and before is not None:
@@ -246,6 +243,22 @@ def oracle_run(caps: Capabilities, config: Config, operations: Sequence[ops.Op],
                               if k not in before or v != before[k]})
         _ORACLES.put(key, run, counts)
     return run
+
+
+def _reference_run(caps: Capabilities, mode: str, order: str, cfg: Config, operations: Sequence[ops.Op],
+                   probe: Any, points: Sequence[int | None] | None) -> Run:
+    """:func:`oracle_run` on the reference itself (``wheelspec.reference``, watched by ``probe``)."""
+    from wheelspec.conformance.adapters import reference_adapter
+
+    ref = reference_adapter(STRICT_GT if mode == "multiset" else KAFKA, executor_order=order,
+                            protocol=caps.protocol, reports_try_complete=caps.reports_try_complete)
+    driven: Any = ref if probe is None else probe.wrap(ref)
+    if points is not None:
+        driven = _FollowPurgePoints(driven, ref, points)
+    try:
+        return run_ops(driven, cfg, operations)
+    finally:
+        ref.close()
 
 
 class _HashedKey:
@@ -341,7 +354,7 @@ def declared_oracle(run: Run, caps: Capabilities, refused: frozenset[int], probe
     points = None
     if caps.executor_order == EITHER_ORDER:
         points = [p for i, p in enumerate(purge_points(run)) if i not in refused]
-    base = oracle_run(caps, run.config, kept, probe, points)
+    base = oracle_run(caps, run.config, kept, probe, points, engine="reference")  # spliced: not confirmable
     rest = iter(base.steps)
     steps: list[Step] = []
     now = caps.effective(run.config).start_ms
@@ -504,7 +517,10 @@ def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | No
     if oracle is None:
         points = purge_points(run) if caps.executor_order == EITHER_ORDER else None
         oracle = oracle_run(caps, run.config, [s.op for s in run.steps], probe, points)
-    failures += oracle_failures(run, oracle, oracle_mode(caps), skip=skip, unobserved=unobserved)
+    found = oracle_failures(run, oracle, oracle_mode(caps), skip=skip, unobserved=unobserved)
+    if found and isinstance(oracle, CompiledRun):
+        found = confirmed(found, run, caps, skip=skip, unobserved=unobserved)
+    failures += found
     if expects is not None:
         if refused:  # what a scenario expects from the first of them on assumed it accepted
             expects = list(expects[:min(refused)]) + [None] * (len(expects) - min(refused))
@@ -514,6 +530,23 @@ def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | No
     # what the adapter cannot observe is "not judged": never a failure, and never a pass either
     # (the reports list caps.unobservable as not judged)
     return [f for f in failures if f.prop not in unobserved]
+
+
+def confirmed(found: list[Finding], run: Run, caps: Capabilities, *, skip: frozenset[int] = frozenset(),
+              unobserved: frozenset[str] = frozenset()) -> list[Finding]:
+    """``found``, what the compiled oracle's run (:class:`.compiled_oracle.CompiledRun`) showed
+    wrong in ``run``, once the reference has shown the same: a finding is reported only if the
+    reference itself makes it.  Two oracles that disagree are a bug of wheelspec's, never a
+    verdict: :class:`~.runner.RunnerBug`, naming both findings."""
+    ref = oracle_run(caps, run.config, [s.op for s in run.steps], engine="reference")
+    again = oracle_failures(run, ref, oracle_mode(caps), skip=skip, unobserved=unobserved)
+    if again != found:
+        mine = found[0].message if found else "nothing"
+        theirs = again[0].message if again else "nothing"
+        raise RunnerBug(f"wheelspec's compiled oracle and the reference disagree on a schedule of {len(run.steps)} "
+                        f"requests (config {run.config}): against the compiled oracle: {mine}; against the "
+                        f"reference: {theirs}; please report this (`--oracle reference` judges without it)")
+    return again
 
 
 Judge = Callable[[Run], list[Finding]]

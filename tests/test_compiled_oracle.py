@@ -1,0 +1,229 @@
+"""The compiled oracle (``conformance/check/compiled_oracle.py`` over
+``optimized/oracle_kernels.py``) in lockstep with the reference oracle: per request the same
+response, and per schedule the same coverage counts as the probe on the reference; the dispatch
+between the two; and a failure found against the compiled oracle reported only once the
+reference confirms it (two oracles that disagree are a RunnerBug, never a verdict)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wheelspec.conformance.adapters import reference_adapter
+from wheelspec.conformance.adapters.protocol import Config, Response
+from wheelspec.conformance.check import compiled_oracle, judge
+from wheelspec.conformance.check.coverage import NAMES, Probe
+from wheelspec.conformance.check.generate import generate
+from wheelspec.conformance.check.runner import RunnerBug, run_ops
+from wheelspec.optimized import oracle_kernels
+from wheelspec.spec import ops
+
+CAPS = reference_adapter().hello().capabilities
+
+
+def compiled_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's choice ``compiled`` (no ``--oracle reference`` left in the environment) with the
+    kernels loaded: :func:`compiled_oracle.engine_for` picks the compiled oracle at once."""
+    monkeypatch.delenv(compiled_oracle.ENV, raising=False)
+    monkeypatch.setattr(compiled_oracle, "_kernels_loaded", lambda: True)
+
+
+def both(cfg: Config, schedule: list[ops.Op], protocol: int = 2) -> tuple[tuple, tuple]:
+    """(responses, non-zero coverage counts) of the reference oracle and of the compiled one."""
+    caps = dataclasses.replace(CAPS, protocol=protocol)
+    ref_probe, cmp_probe = Probe(), Probe()
+    ref = judge.oracle_run(caps, cfg, schedule, ref_probe, engine="reference")
+    got = compiled_oracle.compiled_run(caps.effective(cfg), schedule, cmp_probe, protocol)
+    assert got is not None, "the compiled oracle declined a plain timer schedule"
+    assert isinstance(got, compiled_oracle.CompiledRun) and not isinstance(ref, compiled_oracle.CompiledRun)
+    return (([s.response for s in ref.steps], compiled_oracle.counts_of(ref_probe)),
+            ([s.response for s in got.steps], compiled_oracle.counts_of(cmp_probe)))
+
+
+def assert_lockstep(cfg: Config, schedule: list[ops.Op], protocol: int = 2) -> None:
+    (ref, ref_cov), (got, got_cov) = both(cfg, schedule, protocol)
+    for i, (r, g) in enumerate(zip(ref, got)):
+        assert r == g, f"step {i} {schedule[i]}: reference {r}, compiled {g}"
+    assert len(ref) == len(got)
+    assert ref_cov == got_cov
+
+
+@st.composite
+def timer_schedules(draw: st.DrawFn) -> tuple[Config, list[ops.Op], int]:
+    """Small wheels and few task ids, so that cascades, re-adds, cancels, ties and stale clocks
+    happen often; advances forward (sometimes by 0, sometimes far) and now and then backward."""
+    tick = draw(st.sampled_from([1, 1, 2, 3, 5]))
+    wheel = draw(st.sampled_from([2, 3, 4, 8, 20]))
+    start = draw(st.sampled_from([0, 7, 1_000_003]))
+    span = tick * wheel ** 3
+    now = start
+    schedule: list[ops.Op] = []
+    for _ in range(draw(st.integers(1, 40))):
+        what = draw(st.sampled_from(["add", "add", "add", "cancel", "advance", "advance", "size"]))
+        task = draw(st.integers(0, 7))
+        if what == "add":
+            schedule.append(ops.AddTask(task, draw(st.integers(-2, span))))
+        elif what == "cancel":
+            schedule.append(ops.CancelTask(task))
+        elif what == "advance":
+            step = draw(st.one_of(st.integers(0, tick * wheel), st.integers(0, span), st.just(-1)))
+            schedule.append(ops.AdvanceTo(max(0, now + step)))
+            now = max(now, now + step)
+        else:
+            schedule.append(ops.Size())
+    return Config(tick, wheel, start), schedule, draw(st.sampled_from([1, 2]))
+
+
+@settings(max_examples=examples(300, 1000), deadline=None)
+@given(timer_schedules())
+def test_compiled_oracle_in_lockstep_with_reference(case: tuple[Config, list[ops.Op], int]) -> None:
+    cfg, schedule, protocol = case
+    assert_lockstep(cfg, schedule, protocol)
+
+
+def test_lockstep_on_campaign_schedules() -> None:
+    """The timer campaign's own schedules (the default run's first seeds), where compilable."""
+    ran = 0
+    for seed in range(examples(150, 400)):
+        cfg, schedule = generate("timer", seed)
+        if compiled_oracle.encode(schedule, 2) is not None:
+            assert_lockstep(cfg, schedule)
+            ran += 1
+    assert ran >= examples(150, 400) * 9 // 10
+
+
+def test_situations_are_the_probes() -> None:
+    assert set(oracle_kernels.TIMER_SITUATIONS) <= set(NAMES)
+
+
+@pytest.mark.parametrize("schedule", [
+    [ops.Watch(1, 5, ("k",), False, False), ops.AdvanceTo(9)],   # a purgatory request
+    [ops.AddTask(True, 3)],                                       # a bool is no task id
+    [ops.AddTask(-1, 3)],                                         # out of range: the reference refuses it
+    [ops.AdvanceTo(2**60)],
+])
+def test_declines_what_it_does_not_run(schedule: list[ops.Op], monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled_now(monkeypatch)
+    assert compiled_oracle.compiled_run(Config(), schedule, None, 2) is None
+    # and oracle_run then uses the reference: a plain Run
+    assert not isinstance(judge.oracle_run(CAPS, Config(), schedule), compiled_oracle.CompiledRun)
+
+
+def test_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled_now(monkeypatch)
+    assert compiled_oracle.engine_for("exact", None) == "compiled"
+    for mode in ("multiset", "refusals"):
+        assert compiled_oracle.engine_for(mode, None) == "reference"
+    assert compiled_oracle.engine_for("exact", [None, 1]) == "reference"  # executor order either
+    assert compiled_oracle.engine_for("exact", None, "reference") == "reference"
+    with compiled_oracle.using("reference"):
+        assert compiled_oracle.engine_for("exact", None) == "reference"
+        assert not isinstance(judge.oracle_run(CAPS, Config(), [ops.AddTask(1, 3)]), compiled_oracle.CompiledRun)
+    assert compiled_oracle.chosen() == "compiled"
+    # (a schedule the reference ran above: its run is held and reused, the same value)
+    assert not isinstance(judge.oracle_run(CAPS, Config(), [ops.AddTask(1, 3)]), compiled_oracle.CompiledRun)
+    assert isinstance(judge.oracle_run(CAPS, Config(), [ops.AddTask(2, 3)]), compiled_oracle.CompiledRun)
+    with pytest.raises(ValueError, match="unknown oracle"):
+        compiled_oracle.use("fast")
+
+
+def test_the_reference_runs_until_loading_the_kernels_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(compiled_oracle.ENV, raising=False)
+    monkeypatch.setattr(compiled_oracle, "_kernels_loaded", lambda: False)
+    monkeypatch.setattr(compiled_oracle, "_reference_ops", [0])
+    n = compiled_oracle.PAYS_AFTER_OPS // 2
+    assert compiled_oracle.engine_for("exact", None, n=n) == "reference"
+    assert compiled_oracle.engine_for("exact", None, n=n) == "reference"
+    assert compiled_oracle.engine_for("exact", None, n=n) == "compiled"
+    assert compiled_oracle.engine_for("exact", None, "compiled") == "compiled"  # asked for: no waiting
+    monkeypatch.setattr(compiled_oracle, "_reference_ops", [0])
+    monkeypatch.setattr(compiled_oracle, "_kernels_loaded", lambda: True)
+    assert compiled_oracle.engine_for("exact", None, n=1) == "compiled"
+
+
+def test_kernels_loaded_once_the_engine_ran() -> None:
+    compiled_oracle.compiled_run(Config(), [ops.AddTask(1, 3)], None, 2)
+    assert compiled_oracle._kernels_loaded()
+
+
+# ------------------------------------------------ failures confirmed by the reference ------------
+class _LateByOne:
+    """The reference, but every add's expiration is reported one ms late (a wrong result only the
+    oracle's comparison catches)."""
+
+    trusted_answers = True
+
+    def __init__(self) -> None:
+        self._ref = reference_adapter()
+
+    def reset(self, config: Config) -> None:
+        self._ref.reset(config)
+
+    def request(self, op: ops.Op) -> Response:
+        r = self._ref.request(op)
+        if isinstance(op, ops.AddTask) and r.error is None:
+            return dataclasses.replace(r, result=r.result + 1)
+        return r
+
+
+def test_a_real_failure_is_confirmed_and_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled_now(monkeypatch)
+    cfg, schedule = Config(), [ops.AddTask(1, 5), ops.AdvanceTo(5)]
+    run = run_ops(_LateByOne(), cfg, schedule)
+    oracle = judge.oracle_run(CAPS, cfg, schedule)
+    assert isinstance(oracle, compiled_oracle.CompiledRun)
+    found = [f for f in judge.judge(run, CAPS, oracle=oracle) if f.prop == "oracle"]
+    ref = judge.oracle_run(CAPS, cfg, schedule, engine="reference")
+    assert found == [f for f in judge.judge(run, CAPS, oracle=ref) if f.prop == "oracle"] != []
+
+
+def _planted(config: Config, operations: list[ops.Op], probe: object, protocol: int
+             ) -> compiled_oracle.CompiledRun | None:
+    """A wrong compiled oracle: every add's expiration one ms late."""
+    run = _REAL_RUN(config, operations, probe, protocol)
+    if run is None:
+        return None
+    steps = [dataclasses.replace(s, response=dataclasses.replace(s.response, result=s.response.result + 1))
+             if isinstance(s.op, ops.AddTask) and s.response.error is None else s for s in run.steps]
+    return compiled_oracle.CompiledRun(run.config, steps)
+
+
+_REAL_RUN = compiled_oracle.compiled_run
+
+
+def test_oracles_disagreeing_is_a_runner_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled_now(monkeypatch)
+    monkeypatch.setattr(judge, "compiled_run", _planted)
+    monkeypatch.setattr(judge, "_ORACLES", judge._OracleRuns())
+    cfg, schedule = Config(), [ops.AddTask(1, 5), ops.AdvanceTo(5)]
+    run = run_ops(reference_adapter(), cfg, schedule)
+    with pytest.raises(RunnerBug, match="compiled oracle and the reference disagree"):
+        judge.judge(run, CAPS)
+
+
+def test_check_with_a_planted_oracle_reports_a_runner_bug(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """``wheelspec check``'s library path (``check_impl``) on a correct implementation, with a
+    wrong compiled oracle planted: a RunnerBug, not a failing verdict."""
+    from wheelspec.conformance.api import check_impl
+
+    compiled_now(monkeypatch)
+    monkeypatch.setattr(judge, "compiled_run", _planted)
+    monkeypatch.setattr(judge, "_ORACLES", judge._OracleRuns())
+    with pytest.raises(RunnerBug, match="compiled oracle and the reference disagree"):
+        check_impl("optimized", schedules=3, kinds=["timer"], corpus=False, regressions=None, out=tmp_path)
+
+
+@pytest.mark.parametrize("choice", ["reference", "compiled"])
+def test_the_command_line_choice_reaches_the_oracle(choice: str, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from wheelspec.conformance.cli import build_parser, main
+
+    monkeypatch.delenv(compiled_oracle.ENV, raising=False)
+    assert build_parser().parse_args(["check"]).oracle == "compiled"
+    assert build_parser().parse_args(["campaign", "--oracle", choice]).oracle == choice
+    assert main(["check", "--impl", "reference", "--no-corpus", "--kinds", "timer", "--schedules", "2",
+                 "--oracle", choice, "--out", str(tmp_path), "-q"]) == 0
+    assert compiled_oracle.chosen() == choice
