@@ -47,11 +47,11 @@ SHOWN_OPS = 40
 
 
 def impl_dirname(impl: str) -> str:
-    """The folder name of an implementation's counterexamples: its ``--impl`` value with every
-    character but letters, digits, ``-``, ``_`` and ``.`` made ``_`` (as ``wheelspec check --out``)."""
-    from wheelspec.spec.show import file_safe
+    """The folder name of an implementation's counterexamples (:func:`wheelspec.spec.show.impl_dirname`:
+    a short slug of the ``--impl`` text and a hash of it, as every command names it)."""
+    from wheelspec.spec.show import impl_dirname as dirname
 
-    return file_safe(impl.strip())
+    return dirname(impl)
 
 
 def replay_command(path: str | Path, impl: str) -> str:

@@ -13,15 +13,18 @@ checker's explanation, in a conformance failure message and in ``wheelspec repla
 * :func:`profile`: ``kafka tick 10``, ``strict``;
 * :func:`clip`: a text too long for its place, shortened at a word boundary (never inside a
   number) and marked with :data:`ELLIPSIS`; every report that shortens a message uses it;
-* :func:`file_safe`: a text as part of a file name (an implementation's counterexample folder).
+* :func:`file_safe`: a text as part of a file name;
+* :func:`impl_dirname`: an implementation's counterexample folder (``java-toytimer-3f2a91``).
 
 Records are read through ``to_dict`` (and ``kind``), so any object with that shape prints.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import shlex
 from typing import Any
 
 from .profiles import behaviour
@@ -98,6 +101,45 @@ def file_safe(text: str) -> str:
     """``text`` as part of a file name: every character but letters, digits, ``-``, ``_`` and ``.``
     made ``_``."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+#: options of a command line whose next word is a path list, not a name (``java -cp build Main``)
+_PATH_OPTIONS = frozenset({"-cp", "-classpath", "--class-path", "--manifest-path"})
+#: file extensions dropped from a word of the slug (``mytimer.jar`` reads ``mytimer``)
+_EXTENSIONS = re.compile(r"\.(jar|py|js|mjs|cjs|ts|exe|sh|class)$")
+
+
+def impl_dirname(impl: str) -> str:
+    """The one name of an implementation's saved counterexamples' folder (``check``, ``campaign``,
+    ``matrix``, the pytest plugin's regressions): a short slug of the ``--impl`` text, then the
+    first 6 hex digits of its SHA-256, which tell two texts of the same slug apart.
+
+    The slug keeps at most three words of the command (options and the path list after ``-cp``
+    left out), each the last part of a path or of a dotted module, without a file extension:
+    ``cmd:java -jar mytimer.jar`` -> ``java-mytimer-<hash>``, ``cmd:/venv/bin/python -m
+    pkg.serve reference`` -> ``python-serve-reference-<hash>``, ``mytimer:adapter`` ->
+    ``mytimer-adapter-<hash>``.  The full ``--impl`` text is inside each saved file
+    (``origin.impl_spec``), which is what ``wheelspec replay FILE`` rebuilds the implementation from."""
+    text = impl.strip()
+    words: list[str] = []
+    try:
+        tokens = shlex.split(text.removeprefix("cmd:"))
+    except ValueError:
+        tokens = text.removeprefix("cmd:").split()
+    skip = False
+    for token in tokens:
+        if skip or token.startswith("-"):
+            skip = not skip and token in _PATH_OPTIONS
+            continue
+        for part in token.split(":"):  # module:factory names both
+            word = _EXTENSIONS.sub("", part.rstrip("/").rsplit("/", 1)[-1])
+            last = word.rsplit(".", 1)[-1]
+            word = word if last.isdigit() else last  # a dotted module by its last part; python3.11 whole
+            word = re.sub(r"[^a-z0-9]+", "-", word.lower()).strip("-")[:20].strip("-")
+            if word:
+                words.append(word)
+    slug = "-".join(words[:3]) or "impl"
+    return f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:6]}"
 
 
 def record(d: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from wheelspec.conformance import cli
 from wheelspec.conformance.matrix import Row, files, markdown
 from wheelspec.conformance.matrix.render import failure_lines, html_page, write_plot
 from wheelspec.conformance.matrix.rows import COLUMNS
+from wheelspec.spec.show import impl_dirname
 
 USER_IMPL = "tests.fixtures.broken:fires_early"  # the reference with a one-tick-early due test
 ARGS = ["matrix", "--impl", "stdlib-sched", "--impl", USER_IMPL, "--schedules", "2"]
@@ -97,7 +98,7 @@ def test_a_foreign_file_at_a_target_is_refused_before_any_work(user_dir: Path, c
 
 
 def test_a_foreign_file_where_a_counterexample_goes_is_refused(user_dir: Path, capsys) -> None:
-    path = OUT / "counterexamples" / "stdlib-sched" / "timer-largest-delay-and-one-past.json"
+    path = OUT / "counterexamples" / impl_dirname("stdlib-sched") / "timer-largest-delay-and-one-past.json"
     path.parent.mkdir(parents=True)
     path.write_text('{"wheelspec_scenario": 1, "name": "mine", "steps": []}\n')
     before = path.read_bytes()
@@ -107,7 +108,7 @@ def test_a_foreign_file_where_a_counterexample_goes_is_refused(user_dir: Path, c
 
 
 def test_a_foreign_file_where_a_real_time_schedule_goes_is_refused(user_dir: Path, capsys) -> None:
-    path = OUT / "counterexamples" / "asyncio-live" / "asyncio-live-realtime-0.json"
+    path = OUT / "counterexamples" / impl_dirname("asyncio-live") / "asyncio-live-realtime-0.json"
     path.parent.mkdir(parents=True)
     path.write_text('{"wheelspec_realtime_schedule": 1, "mine": true}\n')
     before = path.read_bytes()

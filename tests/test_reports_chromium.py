@@ -23,6 +23,7 @@ from test_trace_report import browse
 
 from wheelspec.conformance.cli import main
 from wheelspec.spec import properties
+from wheelspec.spec.show import impl_dirname
 
 pytestmark = pytest.mark.external("chromium")
 
@@ -206,7 +207,7 @@ def test_analyze_report_with_one_huge_outlier_has_a_readable_histogram(tmp_path)
 def test_analyze_report_of_a_campaign_trace_labels_virtual_time_and_has_no_levels_for_a_heap(tmp_path):
     traces = tmp_path / "traces"
     assert main(["check", "--impl", "reference", "--impl", "reference-mock", "--no-corpus", "--schedules", "12",
-                 "--kinds", "timer", "--out", str(tmp_path / "cx"), "--trace-out", str(traces)]) == 0
+                 "--kinds", "timer", "--out", str(tmp_path / "cx"), "--write", "traces=" + str(traces)]) == 0
     both = tmp_path / "both"
     assert main(["analyze", str(traces), "--out", str(both)]) == 0
     result = json.loads((both / "analysis.json").read_text())
@@ -214,7 +215,7 @@ def test_analyze_report_of_a_campaign_trace_labels_virtual_time_and_has_no_level
     levels = {(g["impl"], g["level"] is not None) for g in result["lateness"]}
     assert levels == {("reference", True), ("reference-mock", False)}, levels   # wheel levels only for the wheel
     heap = tmp_path / "heap"
-    assert main(["analyze", str(traces / "reference-mock.parquet"), "--out", str(heap)]) == 0
+    assert main(["analyze", str(traces / f"{impl_dirname('reference-mock')}.parquet"), "--out", str(heap)]) == 0
     probed, dom = probe(heap / "report.html", tmp_path, ANALYZE_KEYS)
     assert_clean(probed, 3)
     assert "<th>level</th>" not in dom and "<dt>level</dt>" not in dom

@@ -11,6 +11,7 @@ import pytest
 
 from wheelspec.conformance.cli import main
 from wheelspec.conformance.matrix import COLUMNS, VIRTUAL, virtual_row
+from wheelspec.spec.show import impl_dirname
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = json.loads((ROOT / "docs" / "results" / "matrix.json").read_text())
@@ -57,7 +58,7 @@ def test_matrix_command_small_run_and_usage_errors(tmp_path, capsys):
     md = (tmp_path / "MATRIX.md").read_text()
     assert "| stdlib-sched | virtual | strict |" in md and "saved `" in md
     assert "<table>" in (tmp_path / "matrix.html").read_text()
-    assert list((tmp_path / "counterexamples" / "stdlib-sched").glob("*.json"))
+    assert list((tmp_path / "counterexamples" / impl_dirname("stdlib-sched")).glob("*.json"))
     assert main(["matrix", "--impl", "nope"]) == 2
     assert main(["matrix", "--schedules", "0"]) == 2
     err = capsys.readouterr().err

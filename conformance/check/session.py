@@ -29,7 +29,7 @@ from wheelspec.conformance.check.narrow import narrow
 from wheelspec.conformance.check.report import ImplReport
 from wheelspec.conformance.interrupt import deferred
 from wheelspec.spec.errors import UserError
-from wheelspec.spec.show import file_safe
+from wheelspec.spec.show import file_safe, impl_dirname
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +50,7 @@ class CheckOptions:
     accept: tuple[str, ...] = ()
     #: processes judging the campaign's seeds (``--workers``)
     workers: int = 1
-    #: where each campaign schedule's history goes as a Parquet trace, if anywhere (``--trace-out``)
+    #: where each campaign schedule's history goes as a Parquet trace, if anywhere (``--write traces=DIR``)
     trace_out: str | None = None
     #: where shrunk counterexamples are saved, one folder per implementation (``--out``)
     out: str = "wheelspec-out"
@@ -189,7 +189,7 @@ class _ImplCheck:
 
     def __init__(self, impl: str, opts: CheckOptions, rep: ImplReport, adapter: Any, progress: Any) -> None:
         self.impl, self.opts, self.rep, self.adapter, self.progress = impl, opts, rep, adapter, progress
-        self.name = file_safe(impl)  # its folder of counterexamples
+        self.name = impl_dirname(impl)  # its folder of counterexamples
         self.task: Any = None
         self.trace_writer: Any = None
         self.t0 = time.perf_counter()

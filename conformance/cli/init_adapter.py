@@ -1,9 +1,11 @@
 """``wheelspec init-adapter --lang LANG DIR``: write an adapter kit into DIR and say how to build and
 check it.
 
-A kit (``conformance/kits/LANG/``, shipped in the wheel) is a protocol-v1 layer
+A kit (``conformance/kits/LANG/``, shipped in the wheel) is a protocol layer
 (``docs/guides/PROTOCOL.md``) plus a toy heap timer claiming ``strict``: the user replaces the toy's five
-timer calls with calls into their own timer (``docs/guides/KITS.md``).  The command never overwrites a
+timer calls with calls into their own timer (``docs/guides/KITS.md``).  The Python kit needs no
+protocol: its toy timer sits on the library adapter base (``docs/guides/PYTHON_ADAPTERS.md``), with a
+pytest file, and is judged in-process (``--impl mytimer:adapter``).  The command never overwrites a
 file: a file already in DIR with the kit's exact content is left as it is, any other file of the
 same name stops the command before anything is written.
 
@@ -48,19 +50,51 @@ KITS: dict[str, Kit] = {
 }
 
 
+@dataclasses.dataclass(frozen=True)
+class LibraryKit:
+    """A Python kit: a module on the library adapter base, judged in-process from its directory
+    (``--impl MODULE:adapter`` imports from the current directory), and its pytest file."""
+
+    fill_in: str
+    test: str     # the kit's own test line, run in its directory
+    impl: str     # the --impl value naming its adapter factory
+
+
+LIBRARY_KITS: dict[str, LibraryKit] = {
+    "python": LibraryKit("mytimer.py", "python -m pytest -q test_mytimer.py", "mytimer:adapter"),
+}
+
+#: other names of a kit's language, as users type them (TypeScript runs the JavaScript kit's adapter)
+ALIASES: dict[str, str] = {"js": "javascript", "node": "javascript", "ts": "javascript", "c++": "cpp"}
+
+#: every language ``--lang`` accepts, aliases aside
+LANGS: tuple[str, ...] = tuple(sorted([*KITS, *LIBRARY_KITS]))
+
+
+def language(value: str) -> str:
+    """``--lang``'s value as a kit name: an alias (:data:`ALIASES`) becomes its language."""
+    return ALIASES.get(value.lower(), value.lower())
+
+
 def configure_init_adapter(p: argparse.ArgumentParser) -> None:
     from wheelspec.conformance.cli.args import describe
 
-    p.add_argument("--lang", required=True, choices=sorted(KITS), metavar="LANG",
-                   help=f"the kit's language: {', '.join(sorted(KITS))}")
+    aliases = ", ".join(f"{a} = {lang}" for a, lang in ALIASES.items())
+    p.add_argument("--lang", required=True, type=language, choices=LANGS, metavar="LANG",
+                   help=f"the kit's language: {', '.join(LANGS)} (also {aliases})")
     p.add_argument("dir", metavar="DIR",
                    help="where the kit goes (created if missing; an existing file is never overwritten)")
     describe(p, [
         ("wheelspec init-adapter --lang java my-adapter",
          "a Java kit with a toy timer in ./my-adapter; prints its build and check lines"),
         ("wheelspec init-adapter --lang rust .", "a Rust crate in the current directory"),
+        ("wheelspec init-adapter --lang python mytimer",
+         "a Python timer skeleton on the library adapter base, its test and its check line"),
     ], ["0    the kit was written (or was already there, unchanged)",
-        "2    a file of the kit exists in DIR with other content (nothing was written), or DIR is a file"])
+        "2    a file of the kit exists in DIR with other content (nothing was written), DIR is a file,",
+        "     or a usage error (one line on stderr)",
+        "130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM: the files written so far stay (run it again)"],
+        common=None)
 
 
 def kit_files(lang: str) -> dict[str, bytes]:
@@ -72,6 +106,8 @@ def kit_files(lang: str) -> dict[str, bytes]:
 
     def walk(node, prefix: str) -> None:
         for child in sorted(node.iterdir(), key=lambda c: c.name):
+            if child.name == "__pycache__":
+                continue  # bytecode of the Python kit, where a test imported it
             if child.is_dir():
                 walk(child, f"{prefix}{child.name}/")
             elif child.is_file():
@@ -118,13 +154,30 @@ def run_init_adapter(args: argparse.Namespace) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "xb") as f:  # exclusive: never replaces a file that appeared meanwhile
             f.write(data)
-    kit = KITS[lang]
-    build, _run, check = commands(lang, target)
     written = len(todo)
     print(f"wrote {written} file{'s' if written != 1 else ''} of the {lang} kit to {target}"
           + (f" ({len(files) - written} already there, unchanged)" if written < len(files) else ""))
     for rel in files:
         print(f"  {dest.joinpath(*rel.split('/'))}")
+    if lang in LIBRARY_KITS:
+        _print_library_lines(LIBRARY_KITS[lang], dest)
+    else:
+        _print_protocol_lines(lang, target, dest)
+    return 0
+
+
+def _print_library_lines(kit: LibraryKit, dest: Path) -> None:
+    print(f"fill in: {dest / kit.fill_in} (replace the toy timer with yours; keep the adapter's hooks, "
+          f"docs/guides/PYTHON_ADAPTERS.md says what each must return)")
+    test, check = kit.test, f"wheelspec check --impl {kit.impl}"
+    print(f"in {dest}:")
+    print(f"test:   {test}")
+    print(f"check:  {check}")
+
+
+def _print_protocol_lines(lang: str, target: str, dest: Path) -> None:
+    kit = KITS[lang]
+    build, _run, check = commands(lang, target)
     print(f"fill in: {dest.joinpath(*kit.fill_in.split('/'))} (the toy timer's calls; "
           f"{dest / 'README.md'} says what each must do)")
     print("from this directory:")
@@ -133,4 +186,3 @@ def run_init_adapter(args: argparse.Namespace) -> int:
     if shutil.which(kit.tool) is None:
         print(f"init-adapter: note: {kit.tool} is not on PATH; the build needs {kit.install_hint}",
               file=sys.stderr)
-    return 0

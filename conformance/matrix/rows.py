@@ -32,6 +32,7 @@ from wheelspec.conformance.optional import MissingExtra, install_hint
 from wheelspec.spec import properties
 from wheelspec.spec.errors import UserError
 from wheelspec.spec.profiles import KAFKA, STRICT, STRICT_GT
+from wheelspec.spec.show import impl_dirname
 
 #: the matrix's property columns, in order: aliases declared in the property registry, each
 #: showing some properties (:data:`wheelspec.spec.properties.MATRIX_COLUMNS`)
@@ -320,7 +321,7 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
                 cells["huge delay"] = "FAIL"  # the range contract, whatever the primary symptom
             fails.append(f"{where} -> [{f0.prop}] {f0.message}")
             if cx_dir is not None and scenario is not None:
-                cxs.append(str(save_counterexample(scenario, cx_dir / _safe(name), impl_spec(name))))
+                cxs.append(str(save_counterexample(scenario, cx_dir / impl_dirname(name), impl_spec(name))))
 
         timer_corpus = [s for s in load_corpus() if s.needs() <= {"timer"}]
         if caps.ranges == "unbounded":  # as `wheelspec check`: out-of-range requests are left out
@@ -345,12 +346,13 @@ def virtual_row(name: str, *, schedules: int, cx_dir: Path | None, progress: Cal
                 shrunk[0] += 1
                 cfg2, small, failures2 = shrink_schedule(adapter, caps, cfg, schedule, primary(failures).prop)
                 # named and saved as `wheelspec check` names and saves it (OUT/<impl>/<kind>-<seed>.json)
-                cx = Scenario(f"counterexample/{_safe(name)}/timer-{seed}", saved_config(caps, cfg2), small,
+                folder = impl_dirname(name)
+                cx = Scenario(f"counterexample/{folder}/timer-{seed}", saved_config(caps, cfg2), small,
                               [None] * len(small),
                               description=f"shrunk from seed {seed} of the timer campaign: {failures2[0].message}",
                               source="wheelspec matrix campaign counterexample",
                               origin={"generator": GENERATORS["timer"], "kind": "timer", "seed": seed,
-                                      "impl": _safe(name), "prop": failures2[0].prop, "original_ops": len(schedule)})
+                                      "impl": folder, "prop": failures2[0].prop, "original_ops": len(schedule)})
             account(run, failures, f"timer seed {seed}", cx)
         progress(f"{name}: {schedules} campaign schedules done")
         notes = {"early bound": "never early" if early_max <= 0 else f"early by up to {early_max} ms", **behaviour}
@@ -390,7 +392,7 @@ def realtime_row(name: str, *, runs: int, tasks: int, slack_ms: int, cx_dir: Pat
         cells = {c: "error" for c in COLUMNS}
         return Row(name, "", "real-time", "?", cells, {}, [], [f"adapter: {e}"], [])
     scheds = [rt.generate(k, tasks=tasks, slack_ms=slack_ms, tick_ms=tick) for k in range(runs)]
-    out_dir = None if cx_dir is None else cx_dir / _safe(adapter.name)
+    out_dir = None if cx_dir is None else cx_dir / impl_dirname(name)
     try:
         if out_dir is not None:  # where run_schedules saves a failing schedule: refused if not ours
             for s in scheds:

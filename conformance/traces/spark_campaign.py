@@ -34,7 +34,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.traces.campaign_store import CX_DIR, TRACE_DIR, VERDICT_DIR, range_name, safe_name
+from wheelspec.conformance.traces.campaign_store import CX_DIR, TRACE_DIR, VERDICT_DIR, range_name
+from wheelspec.spec.show import impl_dirname
 
 #: Spark tasks per core of a campaign job (dynamic balance vs per-task overhead)
 TASKS_PER_CORE = 4
@@ -45,8 +46,6 @@ RANGES_PER_TASK_PER_WAVE = 4
 __all__ = ["Budget", "CX_DIR", "RunOutcome", "TASKS_PER_CORE", "VERDICT_DIR", "collect_verdicts", "execute",
            "failed_seeds_done", "failure_classes", "failure_classes_spark", "pending_tasks", "range_file",
            "run_range", "run_tasks", "split"]
-
-_safe = safe_name
 
 
 def range_file(out: str | Path, kind: str, lo: int, hi: int) -> Path:
@@ -80,7 +79,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
         caps = adapter.hello().capabilities
         tw = None
         on_run = None
-        # task["trace"]: True for OUT/traces, or the directory of `--trace-out DIR` (a str)
+        # task["trace"]: True for OUT/traces, or the directory of `--write traces=DIR` (a str)
         trace_root = Path(task["trace"]) if isinstance(task.get("trace"), str) else out / TRACE_DIR
         trace_target = trace_root / kind / range_name(lo, hi)
         if task.get("trace"):
@@ -93,7 +92,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
                                 wheel=caps.wheel_size is not None or "wheel_size" in caps.configurable)
         try:
             outcomes = run_seed_range(adapter, caps, kind, range(lo, hi), shrink=task.get("shrink", True),
-                                      impl_name=_safe(impl), on_run=on_run)
+                                      impl_name=impl_dirname(impl), on_run=on_run)
         finally:
             if tw is not None:
                 tw.close()
@@ -108,7 +107,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
                 continue
             cx_path, shape, cx_prop = None, None, None
             if o.counterexample is not None:
-                p = out / CX_DIR / _safe(impl) / f"{kind}-{o.seed}.json"
+                p = out / CX_DIR / impl_dirname(impl) / f"{kind}-{o.seed}.json"
                 p.parent.mkdir(parents=True, exist_ok=True)
                 tmp = _tmp(p)
                 tmp.write_text(o.counterexample.for_impl(impl).dumps())  # `wheelspec replay FILE` rebuilds impl
