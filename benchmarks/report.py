@@ -249,9 +249,15 @@ def write_markdown(res: Results, path: str) -> None:
     Path(path).write_text(markdown(res))
 
 
-def write_json(res: Results, path: str) -> None:
-    """Every figure as JSON to ``path`` (``-``: stdout)."""
-    text = json.dumps(res.to_dict(), indent=1, default=_jsonable) + "\n"
+def write_json(res: Results, path: str, exit_code: int) -> None:
+    """Every figure as JSON to ``path`` (``-``: stdout), in the commands' report envelope
+    (:func:`~wheelspec.envelope.envelope`); the run's command line is ``argv``."""
+    from wheelspec.envelope import envelope
+
+    body = res.to_dict()
+    body["argv"] = body.pop("command")
+    doc = envelope("bench", json.loads(json.dumps(body, default=_jsonable)), exit_code=exit_code)
+    text = json.dumps(doc, indent=1) + "\n"
     if path == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -268,24 +274,47 @@ def _jsonable(x: Any) -> Any:
 
 
 # -- plot ----------------------------------------------------------------------------------------
+#: one marker per series, cycled with the colours (:func:`series_styles`): a series stays
+#: distinguishable in grey print and where two colours are close
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+
+
+def series_styles(impls: list[str]) -> dict[str, tuple[Any, str]]:
+    """A (colour, marker) per implementation, every pair different: colours from ``tab10``, or from
+    ``tab20`` when there are more than 10 series, and a marker each (:data:`MARKERS`)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if len(impls) <= 10 else "tab20"]
+    n = cmap.N
+    return {impl: (cmap(i % n), MARKERS[i % len(MARKERS)]) for i, impl in enumerate(impls)}
+
+
 def write_plot(res: Results, path: str, plt: Any) -> None:
-    """ns/op against n on log-log axes, one panel per workload, one line per implementation."""
+    """ns/op against n on log-log axes, one panel per workload, one line per implementation (same
+    colour and marker in every panel), the legend beside the panels, outside every plot area."""
     ws = [w for w in CURVE_WORKLOADS if any(c.workload == w and c.status == "ok" for c in res.cells)]
-    fig, axes = plt.subplots(1, max(1, len(ws)), figsize=(4.5 * max(1, len(ws)), 4), squeeze=False)
+    styles = series_styles(list(res.options.impls))
+    fig, axes = plt.subplots(1, max(1, len(ws)), figsize=(4.5 * max(1, len(ws)) + 2.5, 4), squeeze=False,
+                             layout="constrained")
     for ax, w in zip(axes[0], ws):
         for impl in res.options.impls:
             pts = sorted((c.n, c.ns_per_op) for c in res.cells
                          if c.workload == w and c.impl == impl and c.status == "ok")
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=impl)
+                colour, marker = styles[impl]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=colour, label=impl)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel("N")
+        ax.set_xlabel("N (tasks)")
         ax.set_ylabel("ns per operation")
         ax.set_title(w)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].legend(fontsize="small")
-    fig.tight_layout()
+    handles: dict[str, Any] = {}
+    for ax in axes[0]:  # every series once, whichever panel drew it
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="outside right upper", fontsize="small")
     fig.savefig(path)
     plt.close(fig)
 

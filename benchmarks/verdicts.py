@@ -13,8 +13,10 @@ halves::
 The implementations (:data:`IMPLS`) are wheelspec's engines, the test fixtures (broken engines
 in-process and served, the variants of ``tests/fixtures/variants`` and their correct timer) and
 the third-party Python adapters.  ``diff`` compares, per implementation, the status, the verdict per
-contract, each scenario's status and findings, and each failing seed's findings; what varies between
-two runs of the same tree (times, rates, process ids, the output folder) is left out.
+contract, each scenario's status and findings, each failing seed's findings, the exit code and the
+rest of the report's body; what varies between two runs of the same tree (times, rates, process
+ids, the output folder) and the report envelope's other fields (``format``, ``wheelspec``, ``ok``...)
+are left out, so that reports with and without the envelope compare by their verdicts.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-from wheelspec.spec.show import file_safe
 
 _SERVE = "cmd:{python} -m wheelspec.conformance.adapters.serve "
 
@@ -52,6 +52,8 @@ IMPLS: tuple[str, ...] = (
 #: keys whose values differ between two runs of one tree
 _VOLATILE = {"seconds", "schedules_per_s", "ops_per_s", "wheelspec", "counterexamples"}
 _PID = re.compile(r"\b(pid|process) \d+")
+#: an implementation's counterexample folder (spec.show.impl_dirname: it spells the interpreter's path)
+_CX_FOLDER = re.compile(r"\bOUT/cx/[^/]+/")
 
 
 def _variant_impls(python: str, cwd: str) -> list[str]:
@@ -80,13 +82,13 @@ def run(out: Path, *, python: str, cwd: str, schedules: int, seed: int) -> None:
 
 def _norm(x: Any, python: str, out: str) -> Any:
     """``x`` without what differs between two trees' runs of one implementation: volatile keys,
-    process ids, the output folder and the interpreter, also where a folder name spells it."""
+    process ids, the output folder and the interpreter, also where a folder name is made from it."""
     if isinstance(x, dict):
         return {k: _norm(v, python, out) for k, v in x.items() if k not in _VOLATILE}
     if isinstance(x, list):
         return [_norm(v, python, out) for v in x]
     if isinstance(x, str):
-        x = x.replace(python, "PYTHON").replace(out, "OUT").replace(file_safe(python), "PYTHON")
+        x = _CX_FOLDER.sub("OUT/cx/IMPL/", x.replace(python, "PYTHON").replace(out, "OUT"))
         return _PID.sub(r"\1 N", x)
     return x
 
@@ -99,11 +101,22 @@ def _drop(x: Any, keys: frozenset[str]) -> Any:
     return x
 
 
+#: the report envelope every command shares (conformance/cli/output.py): compared through
+#: ``exit_code`` only, so that reports written with and without the envelope compare by their bodies
+_ENVELOPE = frozenset({"format", "command", "wheelspec", "ok", "exit_code", "interrupted"})
+
+
 def _load(path: Path, ignore: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """One report's implementation, its exit code and the rest of its body (``run``: the
+    arguments it records), normalized; an implementation that never ran has no name (null)."""
     d = json.loads(path.read_text())
     impl = d["implementations"][0]
+    if impl.get("name") == "":
+        impl = {**impl, "name": None}
     python = impl["spec"].split()[0][4:] if impl["spec"].startswith("cmd:") else "\0"
-    return _drop(_norm(impl, python, str(path.parent)), ignore) | {"exit_code": d.get("exit_code")}
+    run = {k: v for k, v in d.items() if k not in _ENVELOPE and k != "implementations"}
+    body = _norm({**impl, "run": run}, python, str(path.parent))
+    return _drop(body, ignore) | {"exit_code": d.get("exit_code")}
 
 
 def _failing(rep: dict[str, Any], kinds: set[str]) -> dict[str, list[str]]:

@@ -5,7 +5,7 @@ The base install judges implementations (check, replay, prove, races, linearize,
 local campaigns, local trace analysis).  What only draws plots, talks to Spark or adapts a
 third-party timer is in an extra (``pyproject.toml``, ``[project.optional-dependencies]``)::
 
-    reports      matplotlib: the plots of analyze --out, matrix and bench --plot
+    reports      matplotlib: the plots of analyze --out, matrix and bench --write plot=PATH
     spark        pyspark, pandas: analyze --engine spark, campaign --engine spark
     thirdparty   twisted: the Twisted Clock adapter (a row of wheelspec matrix)
     all          all of the above

@@ -257,7 +257,7 @@ def test_cli_writes_json_markdown_and_plot_with_the_printed_figures(tmp_path, ca
     j, md, png = tmp_path / "b.json", tmp_path / "b.md", tmp_path / "b.png"
     rc = main(["bench", "--sizes", "300,10^3", "--workloads", "insert,fire-jump", "--impl", "reference",
                "--impl", "optimized-batch", "--impl", "heapq", "--impl", "sched", "--repeat", "1", "--no-jit",
-               "--json", str(j), "--markdown", str(md), "--plot", str(png)])
+               "--json", str(j), "--write", "markdown=" + str(md), "--write", "plot=" + str(png)])
     assert rc == 0
     out = capsys.readouterr().out
     data = json.loads(j.read_text())

@@ -85,7 +85,7 @@ def test_a_changed_implementation_source_is_refused(tmp_path, capsys, monkeypatc
 
 
 @pytest.mark.parametrize("change, field", [(("--chunk", "2"), "--chunk"), (("--no-shrink",), "shrinking"),
-                                           (("--trace-out", "{tmp}/elsewhere"), "--trace-out")])
+                                           (("--write", "traces={tmp}/elsewhere"), "--write traces=DIR")])
 def test_other_parameters_are_part_of_the_identity(tmp_path, capsys, change, field):
     out = str(tmp_path / "c")
     assert campaign(capsys, "--impl", "reference", "--out", out)[0] == 0
@@ -191,7 +191,8 @@ def test_a_resumed_campaign_equals_an_uninterrupted_one(tmp_path, capsys, monkey
     monkeypatch.setattr(spark_campaign, "run_range", interrupted_after_two)
     parts = str(tmp_path / "parts")
     code, cut, _ = campaign(capsys, *common, "--out", parts, seeds=8, chunk=2, kinds="timer,purgatory")
-    assert code == 130 and cut["interrupted"] is True and cut["ranges_run"] == 2 and cut["ranges_pending"] == 6
+    assert code == 130 and cut["interrupted"] == {"signal": "SIGINT", "exit_code": 130}
+    assert cut["exit_code"] == 130 and cut["ok"] is False and cut["ranges_run"] == 2 and cut["ranges_pending"] == 6
     assert cut["schedules"] == 4
     monkeypatch.setattr(spark_campaign, "run_range", real)
     # then a smaller span, then the whole span again
@@ -236,7 +237,8 @@ def test_sigterm_stops_the_worker_pool_and_keeps_finished_ranges(tmp_path):
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 143, stderr
     summary = json.loads(stdout)
-    assert summary["interrupted"] is True and 0 < summary["ranges_run"] < 400
+    assert summary["interrupted"] == {"signal": "SIGTERM", "exit_code": 143} and summary["exit_code"] == 143
+    assert 0 < summary["ranges_run"] < 400
     done = sorted(verdicts.glob("*.parquet"))
     time.sleep(1.0)
     assert sorted(verdicts.glob("*.parquet")) == done          # no worker left writing

@@ -79,7 +79,7 @@ def _check(tmp_path, *argv):
 
 def test_an_adapter_error_mid_campaign_leaves_the_same_counts_everywhere(tmp_path, crashy, capsys):
     code, doc, x = _check(tmp_path, "--impl", crashy, "--no-corpus", "--schedules", "100", "--kinds", "timer",
-                          "--trace-out", str(tmp_path / "trace"))
+                          "--write", "traces=" + str(tmp_path / "trace"))
     out = capsys.readouterr().out
     assert code == 2 and doc["exit_code"] == 2
     (impl,) = doc["implementations"]
@@ -170,14 +170,14 @@ def test_replay_of_a_long_scenario_prints_the_steps_around_the_finding(tmp_path,
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if re.match(r"^│\s+\d+ │", line)]
     assert 0 < len(rows) <= 2 * 5 + 1
-    assert "no-early-fire" in out and "steps not shown" in out and "--full" in out
+    assert "no-early-fire" in out and "steps not shown" in out and "rerun with -v" in out
     assert len(out.splitlines()) < 60
     # Without findings: the first and last steps only.
     assert main(["replay", str(sc), "--impl", "reference"]) == 0
     out = capsys.readouterr().out
     assert len([line for line in out.splitlines() if re.match(r"^│\s+\d+ │", line)]) == 20
-    # --full prints every step.
-    assert main(["replay", str(sc), "--impl", "reference", "--full"]) == 0
+    # -v prints every step.
+    assert main(["replay", str(sc), "--impl", "reference", "-v"]) == 0
     out = capsys.readouterr().out
     assert len([line for line in out.splitlines() if re.match(r"^│\s+\d+ │", line)]) == 1000
 

@@ -1,7 +1,7 @@
 """One command-line grammar across every ``wheelspec`` subcommand (docs/guides/CLI.md).
 
 ``--json FILE`` with ``-`` for stdout wherever a JSON report exists, ``--out DIR``,
-``--trace-out DIR``, ``--schedules N``, repeatable ``--impl``, repeatable and additive
+``--write traces=DIR``, ``--schedules N``, repeatable ``--impl``, repeatable and additive
 ``--scenarios``, durations in seconds, examples and exit codes in every ``--help``, an error said
 once, no emoji codes, no 80-column wrapping on a pipe.
 """
@@ -50,7 +50,7 @@ def _json_argv(tmp: Path) -> dict[str, list[str]]:
         "check": ["check", "--impl", "reference", "--no-corpus", "--schedules", "2", "--kinds", "timer",
                   "--out", str(tmp / "cx")],
         "replay": ["replay", str(SCENARIO), "--impl", "reference"],
-        "analyze": ["analyze", "--synthetic", "300", "--save-trace", str(tmp / "t.parquet")],
+        "analyze": ["analyze", "--synthetic", "300", "--write", "trace=" + str(tmp / "t.parquet")],
         "campaign": ["campaign", "--impl", "reference", "--kinds", "timer", "--schedules", "4", "--chunk", "4",
                      "--engine", "local", "--workers", "1", "--out", str(tmp / "camp")],
         "matrix": ["matrix", "--impl", "reference", "--schedules", "1", "--no-files"],
@@ -88,7 +88,7 @@ def test_two_reports_on_stdout_are_refused(capsys):
 
 
 def test_json_file_is_written_and_the_text_stays_on_stdout(tmp_path, capsys):
-    code, out, _ = run(["analyze", "--synthetic", "300", "--save-trace", str(tmp_path / "t.parquet"),
+    code, out, _ = run(["analyze", "--synthetic", "300", "--write", "trace=" + str(tmp_path / "t.parquet"),
                         "--json", str(tmp_path / "r.json")], capsys)
     assert code == 0 and "rows" in out and not out.lstrip().startswith("{")
     assert json.loads((tmp_path / "r.json").read_text())["ok"] is True
@@ -96,7 +96,7 @@ def test_json_file_is_written_and_the_text_stays_on_stdout(tmp_path, capsys):
 
 def test_analyze_json_never_overwrites_a_trace(tmp_path, capsys):
     trace = tmp_path / "t.parquet"
-    assert run(["analyze", "--synthetic", "300", "--save-trace", str(trace)], capsys)[0] == 0
+    assert run(["analyze", "--synthetic", "300", "--write", "trace=" + str(trace)], capsys)[0] == 0
     before = trace.read_bytes()
     code, _, err = run(["analyze", "--json", str(trace)], capsys)   # a trace typed after the flag
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--json -" in err
@@ -148,15 +148,15 @@ def test_a_single_impl_command_refuses_two(capsys):
 
 
 # ------------------------------------------------------------------ seconds ---------------------
-def test_bench_timeout_is_in_seconds():
+def test_bench_request_timeout_is_in_ms():
     from wheelspec.conformance.cli.bench import options_from_args
 
-    args = build_parser().parse_args(["bench", "--timeout", "2.5"])
+    args = build_parser().parse_args(["bench", "--request-timeout-ms", "2500"])
     assert options_from_args(args).purgatory.timeout == 2500   # the workload's ms
 
 
-def test_prove_timeout_takes_fractions_of_a_second():
-    assert build_parser().parse_args(["prove", "--timeout", "0.5"]).timeout == 0.5
+def test_prove_solver_seconds_takes_fractions_of_a_second():
+    assert build_parser().parse_args(["prove", "--solver-seconds", "0.5"]).solver_seconds == 0.5
 
 
 # ------------------------------------------------------------------ --help ----------------------
@@ -183,15 +183,15 @@ def test_every_help_has_examples_and_exit_codes(command, capsys):
 def test_campaign_trace_out_dir(tmp_path, capsys):
     code, _, err = run(["campaign", "--impl", "reference", "--kinds", "timer", "--schedules", "4", "--chunk", "4",
                         "--engine", "local", "--workers", "1", "--out", str(tmp_path / "c"),
-                        "--trace-out", str(tmp_path / "tr"), "--json", str(tmp_path / "s.json")], capsys)
+                        "--write", "traces=" + str(tmp_path / "tr"), "--json", str(tmp_path / "s.json")], capsys)
     assert code == 0, err
     assert list((tmp_path / "tr" / "timer").glob("*.parquet"))
     assert not (tmp_path / "c" / "traces").exists()
-    # a resume with the traces elsewhere is another campaign: refused, naming --trace-out
+    # a resume with the traces elsewhere is another campaign: refused, naming --write traces=DIR
     code, _, err = run(["campaign", "--impl", "reference", "--kinds", "timer", "--schedules", "4", "--chunk", "4",
                         "--engine", "local", "--workers", "1", "--out", str(tmp_path / "c"),
-                        "--trace-out", str(tmp_path / "tr2")], capsys)
-    assert code == 2 and "--trace-out" in err
+                        "--write", "traces=" + str(tmp_path / "tr2")], capsys)
+    assert code == 2 and "--write traces=DIR" in err
 
 
 # ------------------------------------------------------------------ printing --------------------

@@ -245,9 +245,9 @@ def test_linearize_command_drives_clients_against_an_implementation(tmp_path, ca
     saved = tmp_path / "sub.jsonl"
     # several clients taking turns on one protocol-v1 subprocess
     assert main(["linearize", "--impl", "reference-subprocess", "--threads", "3", "--ops", "150",
-                 "--keys", "10", "--save", str(saved)]) == 0
+                 "--key-space", "10", "--write", "history=" + str(saved)]) == 0
     assert len(loads(saved.read_text())) >= 450
     assert main(["linearize", "--impl", "test_concurrency_linearizability:lossy_purgatory", "--threads", "3",
-                 "--ops", "300", "--keys", "5"]) == 1
+                 "--ops", "300", "--key-space", "5"]) == 1
     assert "NOT linearizable" in capsys.readouterr().out
     assert main(["linearize", "--impl", "reference", str(saved)]) == 2

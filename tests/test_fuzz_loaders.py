@@ -351,19 +351,20 @@ def test_fuzz_trace_files_through_the_command(tmp_path, capsys):
 BAD_VALUES = ["nan", "inf", "-inf", "-3", "0", "1", "2.5", "1e309", ",", "", " ", "x", "timer,,", "timer",
               "/proc/nope/x", "99999999999999999999999"]
 OPTIONS: dict[str, list[str]] = {
-    "check": ["--timeout", "--start-timeout", "--schedules", "--seed", "--kinds", "--max-failures", "--trace-out",
+    "check": ["--timeout", "--start-timeout", "--schedules", "--seed", "--kinds", "--max-failures", "--write",
               "--json", "--junit-xml", "--out", "--impl", "--scenarios"],
     "replay": ["--timeout", "--start-timeout", "--json", "--junit-xml", "--impl"],
-    "campaign": ["--workers", "--schedules", "--start", "--chunk", "--kinds", "--out", "--engine", "--impl",
-                 "--trace-out", "--json"],
-    "linearize": ["--time-limit", "--max-states", "--threads", "--ops", "--keys", "--seed", "--save"],
-    "analyze": ["--out", "--max-rows", "--synthetic", "--seed", "--lateness-ms", "--save-trace", "--engine"],
-    "bench": ["--budget", "--repeat", "--curve-rounds", "--tick", "--wheel-size", "--rate", "--pct50", "--timeout",
+    "campaign": ["--workers", "--schedules", "--seed", "--chunk", "--kinds", "--out", "--engine", "--impl",
+                 "--write", "--json"],
+    "linearize": ["--time-limit", "--max-states", "--threads", "--ops", "--key-space", "--seed", "--write"],
+    "analyze": ["--out", "--max-rows", "--synthetic", "--seed", "--lateness-ms", "--write", "--engine"],
+    "bench": ["--budget", "--repeat", "--curve-rounds", "--tick", "--wheel-size", "--rate", "--pct50",
+              "--request-timeout-ms",
               "--keys", "--sizes", "--workloads", "--impl", "--json"],
     "matrix": ["--impl", "--schedules", "--rt-runs", "--rt-tasks", "--slack", "--out", "--json"],
     "realtime": ["--runs", "--seed", "--tasks", "--tick", "--slack", "--out", "--json"],
     "races": ["--examples", "--seed", "--clean"],
-    "prove": ["--timeout"],
+    "prove": ["--solver-seconds"],
 }
 PARSER = build_parser()   # parsing does not change a parser: one for every example
 #: what a parsed value must satisfy (the validators' contracts)
@@ -373,7 +374,7 @@ CONTRACTS = {
     "workers": lambda v: v is None or v >= 1, "threads": lambda v: v >= 1,
     "max_failures": lambda v: v >= 0, "schedules": lambda v: v >= 0, "max_rows": lambda v: v >= 0,
     "kinds": lambda v: all(x.strip() for x in v.split(",")), "seed": lambda v: 0 <= v < 2**63,
-    "start": lambda v: 0 <= v < 2**63,
+    "solver_seconds": lambda v: 0 < v < float("inf"), "request_timeout_ms": lambda v: v >= 1,
 }
 
 
@@ -411,7 +412,7 @@ def test_fuzz_commands_run_in_process(tmp_path_factory, capsys, data):
     hist.write_text("\n".join(HISTORY_LINES[:20]) + "\n")
     command = data.draw(st.sampled_from(["linearize", "analyze"]))
     argv = [command, str(hist)] if command == "linearize" else [command, "--synthetic", "300",
-                                                                "--save-trace", str(d / "t.parquet")]
+                                                                "--write", "trace=" + str(d / "t.parquet")]
     opts = {"linearize": ["--time-limit", "--max-states"], "analyze": ["--max-rows", "--lateness-ms", "--seed",
                                                                        "--plant"]}[command]
     for _ in range(data.draw(st.integers(0, 3))):
@@ -429,7 +430,7 @@ def test_fuzz_commands_run_in_process(tmp_path_factory, capsys, data):
 
 
 @pytest.mark.parametrize("argv", [
-    ["check", "--timeout", "nan"], ["check", "--trace-out", "/proc/nope/x"], ["campaign", "--workers", "-3"],
+    ["check", "--timeout", "nan"], ["check", "--write", "traces=/proc/nope/x"], ["campaign", "--workers", "-3"],
     ["check", "--kinds", ","], ["analyze", "--out", "/proc/nope"], ["linearize", "--time-limit", "inf"],
 ])
 def test_real_processes_refuse_bad_arguments_in_one_line(argv):

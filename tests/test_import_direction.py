@@ -7,7 +7,7 @@ functions (a lazy import is still a dependency):
   and import only it; benchmarks/ measures the engines and imports only spec/, reference/,
   optimized/ and the root package; conformance/ may import anything, including benchmarks/ (the
   ``wheelspec bench`` command drives its workloads); the root package ``wheelspec`` (spec/root: the
-  version, ``wheelspec.Error`` and ``python -m wheelspec``) re-exports spec's root error and
+  version, ``wheelspec.Error``, the reports' envelope and ``python -m wheelspec``) re-exports spec's root error and
   starts the command.  Nothing imports conformance/ but the root package.
 * **the command on top**: nothing of conformance/ imports conformance/cli/ but cli/ itself and
   conformance/measure/ (the scripts that measure the runner through ``wheelspec check``'s code
@@ -112,11 +112,13 @@ def _imports(path: Path, root: Path = ROOT, *, run_time: bool = False) -> list[t
 
 def _part(module: str) -> str | None:
     """The part a wheelspec module belongs to; None for other packages."""
-    if module == "wheelspec" or module.startswith("wheelspec.__"):
+    if module == "wheelspec":
         return "root"
     if not module.startswith("wheelspec."):
         return None
-    return module.split(".")[1]
+    top = module.split(".")[1]
+    # a module of spec/root (``wheelspec.__main__``, ``wheelspec.envelope``) is the root package's
+    return "root" if (ROOT / FOLDER["root"] / f"{top}.py").exists() else top
 
 
 def _files(part: str, root: Path = ROOT) -> list[Path]:

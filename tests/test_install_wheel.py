@@ -98,17 +98,17 @@ def test_analyze_report_without_matplotlib_is_written_and_says_so(monkeypatch, t
 
 def test_bench_plot_without_matplotlib_is_one_line(monkeypatch, tmp_path, capsys):
     _hide(monkeypatch, "matplotlib")
-    rc = main(["bench", "--quick", "--plot", str(tmp_path / "p.png")])
+    rc = main(["bench", "--quick", "--write", "plot=" + str(tmp_path / "p.png")])
     err = capsys.readouterr().err
     assert rc == 2
-    assert err.strip() == ("wheelspec bench: error: --plot needs the 'reports' extra: pip install "
+    assert err.strip() == ("wheelspec bench: error: --write plot=PATH needs the 'reports' extra: pip install "
                            "'wheelspec[reports]' (matplotlib is not installed)")
 
 
 @pytest.mark.parametrize("command", ["analyze", "campaign"])
 def test_spark_engine_without_pyspark_is_one_line(command, monkeypatch, tmp_path, capsys):
     _hide(monkeypatch, "pyspark", "pyspark.sql")
-    argv = (["analyze", "--synthetic", "200", "--save-trace", str(tmp_path / "t.parquet")] if command == "analyze"
+    argv = (["analyze", "--synthetic", "200", "--write", "trace=" + str(tmp_path / "t.parquet")] if command == "analyze"
             else ["campaign", "--schedules", "2", "--out", str(tmp_path / "c")])
     rc = main(argv + ["--engine", "spark"])
     err = capsys.readouterr().err.strip()
@@ -294,8 +294,8 @@ def test_the_built_wheel_runs_every_documented_command_with_the_base_install(ins
         rc, _, err = _wheelspec(installed, *argv)
         assert rc == 2 and _one_line(err).endswith("needs the 'spark' extra: pip install 'wheelspec[spark]' "
                                                    "(pyspark.sql is not installed)"), err
-    rc, _, err = _wheelspec(installed, "bench", "--quick", "--plot", "p.png")
-    assert rc == 2 and "--plot needs the 'reports' extra" in _one_line(err)
+    rc, _, err = _wheelspec(installed, "bench", "--quick", "--write", "plot=p.png")
+    assert rc == 2 and "--write plot=PATH needs the 'reports' extra" in _one_line(err)
 
     # the matrix: the Twisted row says which extra adds it; the command still succeeds
     rc, out, err = _wheelspec(installed, "matrix", "--impl", "stdlib-sched", "--impl", "twisted-clock",

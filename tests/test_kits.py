@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.cli import main
-from wheelspec.conformance.cli.init_adapter import KITS, commands, kit_files
+from wheelspec.conformance.cli.init_adapter import KITS, LIBRARY_KITS, commands, kit_files
 from wheelspec.spec import limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -273,8 +273,8 @@ def test_every_kit_ships_in_the_wheel_with_a_readme_and_the_file_to_fill_in() ->
     """pyproject.toml's package data for wheelspec.conformance covers every file of every kit."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     patterns = project["tool"]["setuptools"]["package-data"]["wheelspec.conformance"]
-    assert sorted(p.name for p in KITS_DIR.iterdir() if p.is_dir()) == sorted(KITS)
-    for lang, kit in KITS.items():
+    assert sorted(p.name for p in KITS_DIR.iterdir() if p.is_dir()) == sorted([*KITS, *LIBRARY_KITS])
+    for lang, kit in [*KITS.items(), *LIBRARY_KITS.items()]:
         files = kit_files(lang)
         assert "README.md" in files and kit.fill_in in files, lang
         for rel in files:

@@ -542,11 +542,11 @@ def adapter_window() -> WindowTimer:
 
 def test_a_trace_of_a_declared_tick_is_analysed_with_that_tick(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``check --trace-out`` records the configuration the implementation ran, so ``analyze``
+    """``check --write traces=DIR`` records the configuration the implementation ran, so ``analyze``
     judges the kafka tick window with the declared tick, not the one each schedule drew."""
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     out = tmp_path / "traces"
     assert main(["check", "--impl", "test_library_readd:adapter_window", "--no-corpus", "--kinds", "timer",
-                 "--schedules", "20", "--trace-out", str(out), "--out", str(tmp_path / "cx")]) == 0
+                 "--schedules", "20", "--write", "traces=" + str(out), "--out", str(tmp_path / "cx")]) == 0
     (trace,) = out.glob("*.parquet")
     assert main(["analyze", str(trace), "--engine", "local"]) == 0

@@ -338,12 +338,13 @@ def test_bad_arguments_are_one_line_before_any_work(capsys, argv, words):
     assert out == ""
 
 
-@pytest.mark.parametrize("option", ["--trace-out", "--json", "--junit-xml", "--out"])
+@pytest.mark.parametrize("option", ["--write traces=", "--json", "--junit-xml", "--out"])
 def test_unwritable_output_paths_are_refused_before_any_work(tmp_path, capsys, option):
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    code, out, err = _run_main(["check", option, str(blocker / "sub" / "x"), "--impl", "reference"], capsys)
-    _one_line_error(code, err, f"argument {option}", "is a file, not a directory")
+    flag, _, kind = option.partition(" ")   # --write KIND=PATH: the path follows the kind
+    code, out, err = _run_main(["check", flag, kind + str(blocker / "sub" / "x"), "--impl", "reference"], capsys)
+    _one_line_error(code, err, f"argument {flag}", "is a file, not a directory")
     assert out == ""
 
 

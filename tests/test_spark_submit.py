@@ -114,6 +114,33 @@ def test_spark_submit_runs_analyze_with_the_submits_master_and_conf(tmp_path):
     assert {k: v["violations"] for k, v in result["properties"].items()} == \
         {k: v["violations"] for k, v in expected["properties"].items()}
     assert result["properties"]["no-early-fire"]["violations"] >= 1
+    # Spark's log held at WARN (spark.log.level): of the context's ~45 start-up INFO lines, the 3
+    # printed before the setting takes effect remain
+    assert _info_lines(p.stderr) <= 5, p.stderr[-3000:]
+
+
+def _info_lines(stderr: str) -> int:
+    return sum(1 for line in stderr.splitlines() if " INFO " in line)
+
+
+@pytest.mark.slow
+@pytest.mark.external("spark")
+@pytest.mark.timeout(300)
+def test_spark_submit_with_v_keeps_sparks_own_log(tmp_path):
+    p = _submit(tmp_path, "analyze", "-v", str(_trace(tmp_path)))
+    assert p.returncode == 1, p.stderr[-3000:]
+    assert _info_lines(p.stderr) > 20, p.stderr[-3000:]
+
+
+@pytest.mark.parametrize(("argv", "quiet"), [(["analyze", "t"], True), (["analyze", "-v", "t"], False),
+                                             (["campaign", "--verbose"], False), (["analyze", "-vv", "t"], False)])
+def test_the_entry_holds_sparks_log_at_warn_unless_v(argv, quiet, monkeypatch):
+    from wheelspec.conformance.traces import spark_session
+
+    monkeypatch.setattr("wheelspec.conformance.cli.main", lambda args: 0)
+    monkeypatch.setattr(spark_session, "_quiet_submit", not quiet)
+    assert spark_submit.main(argv) == 0
+    assert spark_session._quiet_submit is quiet
 
 
 @pytest.mark.slow

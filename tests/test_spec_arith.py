@@ -60,7 +60,7 @@ def test_without_the_correction_z3_finds_a_pair_numpy_gets_wrong():
 
 @pytest.mark.slow
 def test_the_cli_prints_the_counterexample_of_the_mutation(capsys):
-    assert main(["prove", "--no-bmc", "--only", "reciprocal-division", "--mutations", "--timeout", "180"]) == 0
+    assert main(["prove", "--no-bmc", "--only", "reciprocal-division", "--mutations", "--solver-seconds", "180"]) == 0
     out = capsys.readouterr().out
     assert "reciprocal-division / no-correction (counterexample): tick=" in out
 

@@ -186,7 +186,7 @@ def test_cli_exit_codes_json_and_one_line_errors(tmp_path, capsys):
     assert out["ok"] and out["engine"] == "local"
     assert json.loads((clean / "analysis.json").read_text())["properties"] == out["properties"]
     assert main(["analyze", "--synthetic", "20000", "--plant", "double",
-                 "--save-trace", str(tmp_path / "b.parquet")]) == 1
+                 "--write", "trace=" + str(tmp_path / "b.parquet")]) == 1
     assert "fire-once" in capsys.readouterr().out
     assert main(["analyze", str(tmp_path / "b.parquet")]) == 1          # the saved trace, read back
     capsys.readouterr()

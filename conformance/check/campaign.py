@@ -83,7 +83,7 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
                    accept: Collection[str] = (), toward: str | None = None) -> list[SeedOutcome]:
     """Run and judge the schedules of ``seeds``; a failing seed is shrunk to a counterexample.
     ``on_run(seed, config, result)`` sees each schedule's run (its ``history``) before judging:
-    ``wheelspec check --trace-out`` records it.
+    ``wheelspec check --write traces=DIR`` records it.
 
     The counterexample keeps a failure of the seed's most specific failing property
     (:func:`~.judge.primary`) outside ``accept`` (``--accept``: a seed failing accepted properties

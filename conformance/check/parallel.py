@@ -47,7 +47,7 @@ class WorkerSetup:
     start_timeout: float
     caps: Any          # the caller's Capabilities (with the user's --ranges applied)
     impl_name: str     # the counterexamples' name
-    trace: bool        # hand back each schedule's run (for --trace-out)
+    trace: bool        # hand back each schedule's run (for --write traces=DIR)
     accept: tuple[str, ...] = ()  # --accept: properties a seed's counterexample is not shrunk toward
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -37,7 +38,7 @@ class ImplReport:
     seconds: float = 0.0  # wall time of the campaign so far (the rates' denominator)
     counterexamples: list[str] = dataclasses.field(default_factory=list)
     error: str | None = None  # adapter error (exit 2) or "unavailable: ..."
-    trace: str | None = None  # the Parquet trace of the campaign's histories (--trace-out)
+    trace: str | None = None  # the Parquet trace of the campaign's histories (--write traces=DIR)
     started: bool = True  # False: the run was interrupted before this implementation's turn
     incomplete: bool = False  # the run was interrupted while checking this implementation
     #: campaign kinds cut short: {"kind", "reason" ("max-failures" | "interrupted" | "error"),
@@ -167,7 +168,8 @@ class ImplReport:
     def to_dict(self) -> dict[str, Any]:
         sps, ops = self.stats.rate()
         return {
-            "spec": self.impl, "name": self.name, "status": self.status, "error": self.error,
+            # null until the adapter's hello names the implementation (a run that never started it)
+            "spec": self.impl, "name": self.name or None, "status": self.status, "error": self.error,
             "incomplete": self.incomplete or not self.started, "stopped": self.stopped,
             "verdicts": self.verdicts, "coverage": self.coverage,
             "capabilities": self.capabilities, "not_judged": self.not_judged,
@@ -199,12 +201,14 @@ def exit_code(reports: list[ImplReport], stop: Any = None) -> int:
 
 
 def write_json(path: str | Path, reports: list[ImplReport], meta: dict[str, Any], stop: Any = None) -> None:
-    """The JSON report; ``stop`` (the interruption, if any) gives ``"interrupted"`` and the exit code."""
-    from wheelspec import __version__
+    """The JSON report in the commands' envelope (:func:`~wheelspec.envelope.envelope`,
+    ``meta["command"]`` names the command); ``stop`` (the interruption, if any) gives
+    ``"interrupted"`` and the exit code."""
+    from wheelspec.envelope import envelope
 
-    doc = {"wheelspec": __version__, "protocol": 1, **meta, "exit_code": exit_code(reports, stop),
-           "interrupted": None if stop is None else {"signal": stop.signal_name, "exit_code": stop.exit_code},
-           "implementations": [r.to_dict() for r in reports]}
+    body = {k: v for k, v in meta.items() if k != "command"}
+    doc = envelope(str(meta["command"]), {"protocol": 1, **body, "implementations": [r.to_dict() for r in reports]},
+                   exit_code=exit_code(reports, stop), stop=stop)
     _write(path, json.dumps(doc, indent=1) + "\n")
 
 
@@ -339,31 +343,56 @@ def markup_safe(text: str) -> str:
     return escape(show.printable(text))
 
 
-def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False, stop: Any = None,
-                  errors: bool = True) -> None:
-    """The terminal summary; ``stop`` (the interruption, if any) is said after the table.  Pass a
-    console made with ``emoji=False`` (an ``--impl`` text such as ``pkg:fire:`` is not an emoji).
-    ``errors=False`` leaves the adapter errors out (a caller that prints them once on stderr)."""
+#: below this console width the summary table is compact: no borders between columns, headers
+#: on several lines, and the columns ``ops`` and ``schedules/s`` left to ``--json`` (an 80-column
+#: terminal then keeps about 25 columns for the implementation's name)
+COMPACT_BELOW = 140
+_COLOURS = {"pass": "green", "fail": "red", "error": "red", "incomplete": "yellow", "not run": "yellow"}
+#: the columns of the summary table: (header, its compact form or None where the compact table
+#: leaves the column out, numeric)
+_COLUMNS = (("profile", "profile", False), ("scenarios pass/fail/n-a", "scenarios\npass/fail/\nn-a", False),
+            ("campaign schedules (failed)", "schedules\n(failed)", False), ("ops", None, True),
+            ("schedules/s", None, True), ("ops/s", "ops/s", True), ("verdict", "verdict", False))
+
+
+def summary_table(reports: list[ImplReport], width: int) -> Any:
+    """The check table, fitting ``width`` columns (:data:`COMPACT_BELOW`): the implementation's
+    name and its ``--impl`` text go on two lines and wrap between words, never cut; only a single
+    word wider than the whole column (a long ``cmd:`` path) is folded."""
+    from rich import box
     from rich.table import Table
 
-    t = Table(title="wheelspec check", title_justify="left")
-    for col in ("implementation", "profile", "scenarios pass/fail/n-a", "campaign schedules (failed)",
-                "ops", "schedules/s", "ops/s", "verdict"):
-        t.add_column(col, justify="right" if col in ("ops", "schedules/s", "ops/s") else "left")
-    colours = {"pass": "green", "fail": "red", "error": "red", "incomplete": "yellow", "not run": "yellow"}
+    compact = width < COMPACT_BELOW
+    t = Table(title="wheelspec check", title_justify="left", box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
+              pad_edge=not compact, collapse_padding=compact)
+    t.add_column("implementation", overflow="fold", ratio=1)
+    for head, short, numeric in _COLUMNS:
+        if not compact or short is not None:
+            t.add_column((short or head) if compact else head, justify="right" if numeric else "left", no_wrap=numeric,
+                         max_width=9 if compact and head == "profile" else None)  # "kafka / tick 10"
     for r in reports:
         caps = r.capabilities
         prof = show.profile(str(caps.get("profile", "?")), caps.get("tick_ms"))
         n = {k: sum(1 for s in r.scenarios if s.status == k) for k in ("pass", "fail", "n/a")}
         st = r.stats
         sps, ops = st.rate()
-        label = f"{r.name or r.impl}" + (f" ({r.impl})" if r.name and r.name != r.impl else "")
-        t.add_row(markup_safe(label), markup_safe(prof),
-                  f"{n['pass']}/{n['fail']}/{n['n/a']}",
-                  f"{st.schedules} ({st.failed}" + (f", {len(r.accepted_seeds)} accepted)" if r.accept else ")"),
-                  f"{st.ops}", f"{sps:,.0f}" if st.schedules else "-",
-                  f"{ops:,.0f}" if st.schedules else "-", f"[{colours[r.status]}]{r.status.upper()}[/]")
-    console.print(t)
+        cells = {"profile": markup_safe(prof), "scenarios pass/fail/n-a": f"{n['pass']}/{n['fail']}/{n['n/a']}",
+                 "campaign schedules (failed)":
+                     f"{st.schedules} ({st.failed}" + (f", {len(r.accepted_seeds)} accepted)" if r.accept else ")"),
+                 "ops": f"{st.ops}", "schedules/s": f"{sps:,.0f}" if st.schedules else "-",
+                 "ops/s": f"{ops:,.0f}" if st.schedules else "-",
+                 "verdict": f"[{_COLOURS[r.status]}]{r.status.upper()}[/]"}
+        label = markup_safe(r.name or r.impl) + (f"\n({markup_safe(r.impl)})" if r.name and r.name != r.impl else "")
+        t.add_row(label, *(cells[head] for head, short, _ in _COLUMNS if not compact or short is not None))
+    return t
+
+
+def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = False, stop: Any = None,
+                  errors: bool = True) -> None:
+    """The terminal summary; ``stop`` (the interruption, if any) is said after the table.  Pass a
+    console made with ``emoji=False`` (an ``--impl`` text such as ``pkg:fire:`` is not an emoji).
+    ``errors=False`` leaves the adapter errors out (a caller that prints them once on stderr)."""
+    console.print(summary_table(reports, console.width))
     for r in reports:
         impl = markup_safe(r.impl)
         if r.error is not None and errors:
@@ -384,7 +413,8 @@ def print_summary(console: Any, reports: list[ImplReport], *, verbose: bool = Fa
             console.print(f"     ... and {len(r.failed_seeds) - 5} more failing seeds (--verbose or --json)")
         for p in r.counterexamples[:5]:
             # soft_wrap: a command wrapped with hard newlines cannot be copied and run.
-            console.print(show.printable(f"     counterexample: {p}   replay: wheelspec replay {p} --impl {r.impl}"),
+            replay = shlex.join(["wheelspec", "replay", str(p), "--impl", r.impl])  # pasted as it is
+            console.print(show.printable(f"     counterexample: {p}   replay: {replay}"),
                           highlight=False, markup=False, soft_wrap=True)
         if r.failing_properties:  # failures grouped by property: a rare one is listed beside a frequent one
             console.print(f"{impl}: failing properties (each with its smallest counterexample):", highlight=False)

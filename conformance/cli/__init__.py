@@ -22,8 +22,9 @@ import argparse
 import contextlib
 import importlib
 import sys
+from collections.abc import Iterator
 
-from wheelspec.conformance.cli.args import Parser
+from wheelspec.conformance.cli.args import NO_MORE_DETAIL, QUIET_HELP, Parser, describe_top
 from wheelspec.conformance.interrupt import as_interrupted, signals_raise
 from wheelspec.spec.errors import Bug, UserError, WheelspecError
 from wheelspec.spec.show import printable
@@ -48,7 +49,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "random campaign split into seed ranges on Spark or a local pool; verdicts to Parquet, resumable"),
     "docs": ("wheelspec.conformance.cli.docs", "list and print the documentation and examples shipped with wheelspec"),
     "init-adapter": ("wheelspec.conformance.cli.init_adapter",
-                     "write an adapter kit (java, javascript, rust, go, cpp) with a toy timer; print how to check it"),
+                     "write an adapter kit (java, javascript, rust, go, cpp, python) with a toy timer; "
+                     "print how to check it"),
     "spark-entry": ("wheelspec.conformance.cli.spark_entry",
                     "print the path of the Python file to give spark-submit (wheelspec docs SPARK)"),
 }
@@ -70,7 +72,33 @@ def build_parser() -> argparse.ArgumentParser:
             p.set_defaults(_import_error=str(e))
             continue
         getattr(mod, f"configure_{name.replace('-', '_')}")(p)
+        _verbosity_pair(p)
+    describe_top(parser)
     return parser
+
+
+def _verbosity_pair(p: argparse.ArgumentParser) -> None:
+    """Every command takes ``-v`` and ``-q`` (one CI line works across commands): those a
+    ``configure_*`` did not define get the shared meaning (``-q``: no stdout, see :func:`main`)."""
+    have = {s for a in p._actions for s in a.option_strings}
+    if "-v" not in have:
+        p.add_argument("-v", "--verbose", action="store_true", help=NO_MORE_DETAIL)
+    if "-q" not in have:
+        p.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
+
+
+@contextlib.contextmanager
+def _quiet(args: argparse.Namespace) -> Iterator[None]:
+    """``-q`` of a command without its own meaning for it: its stdout goes to /dev/null, unless a
+    report is written there (``--json -``); stderr (errors, progress) is untouched."""
+    if (not getattr(args, "quiet", False) or getattr(args, "_own_quiet", False)
+            or "-" in (getattr(args, "json", None), getattr(args, "junit_xml", None))):
+        yield
+        return
+    import os
+
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        yield
 
 
 def _protocol_log(args: argparse.Namespace) -> contextlib.AbstractContextManager[object]:
@@ -88,7 +116,13 @@ def _protocol_log(args: argparse.Namespace) -> contextlib.AbstractContextManager
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # an unknown flag is the subcommand's usage error: `wheelspec check: error: ...`
+        from wheelspec.conformance.cli.vocabulary import subcommands
+
+        name = getattr(args, "_name", None)
+        (subcommands(parser).get(name, parser) if name else parser).error(
+            f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -97,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     mod = importlib.import_module(args._module)
     try:
-        with signals_raise(), _protocol_log(args):
+        with signals_raise(), _protocol_log(args), _quiet(args):
             return int(getattr(mod, f"run_{args._name.replace('-', '_')}")(args) or 0)
     except Bug:
         raise

@@ -8,13 +8,13 @@ only inside :func:`run_analyze`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from wheelspec.conformance.cli.args import (
     STDOUT,
+    add_write,
     between,
     describe,
     seed,
@@ -30,9 +30,9 @@ from wheelspec.spec.errors import UserError
 def configure_analyze(p: argparse.ArgumentParser) -> None:
     p.add_argument("traces", nargs="*", metavar="TRACE",
                    help="Parquet trace files or directories (docs/guides/TRACE_FORMAT.md)")
-    p.add_argument("--engine", choices=("local", "spark"), default="local",
+    p.add_argument("--engine", choices=("local", "spark"), default="local", metavar="ENGINE",
                    help="local: pyarrow + numpy in this process (no Java); spark: PySpark DataFrame jobs")
-    p.add_argument("--master", default=None,
+    p.add_argument("--master", default=None, metavar="URL",
                    help="Spark master URL, e.g. spark://host:7077 (default: embedded local[*])")
     p.add_argument("--driver-memory", type=memory_size, default="4g", metavar="SIZE",
                    help=f"Spark driver memory: a number with a suffix k, m, g, t (4g, 512m; a bare number is "
@@ -49,13 +49,13 @@ def configure_analyze(p: argparse.ArgumentParser) -> None:
                         f"(the largest lateness the protocol's time and delay ranges allow)")
     p.add_argument("--max-rows", type=between(0, MAX_ROWS), default=20, metavar="N",
                    help=f"violating rows reported per property, 0 to {MAX_ROWS} (default 20)")
-    p.add_argument("--synthetic", type=between(MIN_SYNTHETIC_ROWS, MAX_SYNTHETIC_ROWS), metavar="ROWS",
-                   help=f"analyze a seeded synthetic trace of about ROWS rows instead of TRACE files, "
+    p.add_argument("--synthetic", type=between(MIN_SYNTHETIC_ROWS, MAX_SYNTHETIC_ROWS), metavar="N",
+                   help=f"analyze a seeded synthetic trace of about N rows instead of TRACE files, "
                         f"{MIN_SYNTHETIC_ROWS} to {MAX_SYNTHETIC_ROWS}")
-    p.add_argument("--seed", type=seed, default=0, help="seed of --synthetic, 0 to 2^63-1 (default 0)")
-    p.add_argument("--plant", default="", help="with --synthetic: plant violations, comma list of early,double")
-    p.add_argument("--save-trace", type=writable_file, metavar="PATH",
-                   help="with --synthetic: also write the trace to this Parquet file")
+    p.add_argument("--seed", type=seed, default=0, metavar="SEED", help="seed of --synthetic, 0 to 2^63-1 (default 0)")
+    p.add_argument("--plant", default="", metavar="PLANTS",
+                   help="with --synthetic: plant violations, comma list of early,double")
+    add_write(p, {"trace": ("save_trace", writable_file, "with --synthetic: the trace, as a Parquet file")})
     describe(p, [
         ("wheelspec analyze traces/", "judge every Parquet trace under traces/ (docs/guides/TRACE_FORMAT.md)"),
         ("wheelspec analyze traces/ --out report/", "also write report/report.html, analysis.json and plots"),
@@ -103,13 +103,19 @@ def run_analyze(args: argparse.Namespace) -> int:
     result = analyze(paths, engine=args.engine, master=args.master, driver_memory=args.driver_memory,
                      conf=dict(args.conf),
                      lateness_ms=args.lateness_ms, max_rows=args.max_rows)
+    from wheelspec.conformance.cli.output import json_text, write_json
+    from wheelspec.envelope import envelope
+
+    # the envelope's "format" versions the whole report; the analysis' own keys follow it
+    body = {k: v for k, v in result.items() if k not in ("ok", "format")}
+    doc = envelope("analyze", body, exit_code=0 if result["ok"] else 1)
     if args.out:
         from wheelspec.conformance.traces.html_report import write_report
 
         out = Path(args.out)
         try:
             out.mkdir(parents=True, exist_ok=True)
-            (out / "analysis.json").write_text(json.dumps(result, indent=1) + "\n")
+            (out / "analysis.json").write_text(json_text(doc))
             page = write_report(result, out)
         except OSError as e:
             raise UserError(f"--out {out}: cannot write the report ({e.strerror or e})") from None
@@ -122,9 +128,7 @@ def run_analyze(args: argparse.Namespace) -> int:
 
             print(f"wrote {out / 'analysis.json'} and {page}; {PLOTS_LEFT_OUT}", file=sys.stderr)
     if args.json:
-        from wheelspec.conformance.cli.output import write_json
-
-        write_json(args.json, result)
+        write_json(args.json, doc)
     if args.json != STDOUT:
         _summary(result)
     return 0 if result["ok"] else 1
@@ -142,6 +146,9 @@ def _summary(result: dict[str, Any]) -> None:
             why = f": {r['why']}" if r.get("why") else ""
             print(f"         run {r['run']} seq {r['seq']}: {r['kind']} id={r['id']} time={r['time']} "
                   f"deadline={r['deadline']}{why}")
+    from wheelspec.conformance.traces.html_report import CLOCKS
+
+    unit = CLOCKS.get(result.get("clock", "unstated"), CLOCKS["unstated"])[1]  # "virtual ms", "ms, wall clock"
     for g in result["lateness"][:12]:
-        print(f"  lateness {g['impl'] or '-'} level {g['level']} {g['profile']}: n={g['count']} p50={g['p50']} "
-              f"p99={g['p99']} max={g['max']} early={g['early']}")
+        print(f"  lateness {g['impl'] or '-'} level {g['level']} {g['profile']} ({unit}): {g['count']} fires, "
+              f"p50={g['p50']} p99={g['p99']} max={g['max']}, {g['early']} early")

@@ -213,13 +213,16 @@ EXIT_COMMON = ("  2    usage, configuration or adapter error (one line on stderr
                "  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM (a CI timeout): what was judged is written")
 
 
-def describe(parser: argparse.ArgumentParser, examples: Sequence[tuple[str, str]], exit_codes: Sequence[str]) -> None:
-    """Give a subcommand's ``--help`` its examples and exit codes."""
+def describe(parser: argparse.ArgumentParser, examples: Sequence[tuple[str, str]], exit_codes: Sequence[str], *,
+             common: str | None = EXIT_COMMON) -> None:
+    """Give a subcommand's ``--help`` its examples and exit codes (``exit_codes``, then ``common``: the
+    codes every judging command shares; ``None`` for a command whose own list says them all)."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter   # examples are meant to be copied
+    parser.set_defaults(_examples=[command for command, _what in examples])   # tests run each one
     lines = ["Examples:"]
     for command, what in examples:
         lines += [f"  {command}", f"      {what}"]
-    lines += ["", "Exit codes:", *(f"  {c}" for c in exit_codes), EXIT_COMMON, ""]
+    lines += ["", "Exit codes:", *(f"  {c}" for c in exit_codes), *([common] if common else []), ""]
     # called last in a configure_* function: the notes match the options the command has
     metavars = {a.metavar for a in parser._actions}
     if metavars & {"SECONDS", "MS"}:
@@ -228,4 +231,86 @@ def describe(parser: argparse.ArgumentParser, examples: Sequence[tuple[str, str]
     if any("--json" in a.option_strings for a in parser._actions):
         lines += ["--json - writes the JSON report to stdout; the text output then goes to stderr."]
     lines += ["The whole grammar: wheelspec docs CLI"]
+    parser.epilog = "\n".join(lines)
+
+
+class Write(argparse.Action):
+    """``--write KIND=PATH`` (repeatable): the one spelling of "also write this artefact there".
+
+    ``kinds`` maps each KIND the command offers to ``(dest, validator)``: the PATH, checked by
+    the validator (:func:`writable_file` or :func:`writable_dir`), is stored in ``dest`` (None
+    when the kind is not asked for).  An unknown KIND, a bad PATH or a KIND given twice is one
+    usage error naming the option.
+    """
+
+    writes = True   # the vocabulary's check: an output option (conformance/cli/vocabulary.py)
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *,
+                 kinds: dict[str, tuple[str, Callable[[str], str]]], **kw: object) -> None:
+        super().__init__(option_strings, dest, **kw)  # type: ignore[arg-type]
+        self.kinds = kinds
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        kind, sep, path = str(values).partition("=")
+        if not sep or kind not in self.kinds:
+            raise argparse.ArgumentError(self, f"must be KIND=PATH with KIND one of {', '.join(self.kinds)}, "
+                                               f"got {values!r}")
+        dest, check = self.kinds[kind]
+        if getattr(namespace, dest, None) is not None:
+            raise argparse.ArgumentError(self, f"{kind}= given twice")
+        try:
+            setattr(namespace, dest, check(path))
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentError(self, f"{kind}={path}: {e}") from None
+
+
+def add_write(parser: argparse.ArgumentParser, kinds: dict[str, tuple[str, Callable[[str], str], str]]) -> None:
+    """Give a command ``--write KIND=PATH``; ``kinds``: KIND -> (dest, validator, what it writes)."""
+    for dest, _check, _what in kinds.values():
+        parser.set_defaults(**{dest: None})
+    what = "; ".join(f"{k}=PATH: {w}" for k, (_d, _c, w) in kinds.items())
+    parser.add_argument("--write", action=Write, metavar="KIND=PATH", dest="_write",
+                        kinds={k: (d, c) for k, (d, c, _w) in kinds.items()},
+                        help=f"also write an artefact (repeatable): {what}")
+
+
+def add_verbosity(parser: argparse.ArgumentParser, verbose: str, quiet: str) -> None:
+    """The one verbosity pair of every command: ``-v/--verbose`` and ``-q/--quiet``, with what
+    each means for this command."""
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("-v", "--verbose", action="store_true", help=verbose)
+    g.add_argument("-q", "--quiet", action="store_true", help=quiet)
+
+
+#: ``-q`` of a command that prints a text report: main() sends its stdout to /dev/null
+QUIET_HELP = "print nothing on stdout (errors, warnings and progress still go to stderr; exit code and files unchanged)"
+#: ``-v`` of a command whose text output has no further detail to give
+NO_MORE_DETAIL = "accepted by every command; this one has no further detail to print"
+
+
+#: examples of ``wheelspec --help``: one per kind of work, each one line a user can copy
+TOP_EXAMPLES = (
+    ("wheelspec check --impl mytimer.adapter:factory --json report.json", "judge your timer; a JSON report for CI"),
+    ("wheelspec check --impl 'cmd:node mytimer.js' --junit-xml report.xml", "a timer in another language"),
+    ("wheelspec replay wheelspec-out/optimized/timer-17.json", "replay a saved counterexample"),
+    ("wheelspec init-adapter --lang java mykit/", "start an adapter for a timer in another language"),
+    ("wheelspec prove", "prove the wheel's lemmas with Z3"),
+    ("wheelspec docs", "list the shipped guides (wheelspec docs CLI: the whole grammar)"),
+    ("wheelspec COMMAND --help", "a command's options, examples and exit codes"),
+)
+
+
+def describe_top(parser: argparse.ArgumentParser) -> None:
+    """Give ``wheelspec --help`` examples and the exit codes every command shares."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    lines = ["Examples:"]
+    for command, what in TOP_EXAMPLES:
+        lines += [f"  {command}", f"      {what}"]
+    lines += ["", "Exit codes (every command):", "  0    success: what was judged holds",
+              "  1    a violation found (or an expected proof failed): the command's --help says which",
+              EXIT_COMMON, "",
+              "Every command takes -v/--verbose and -q/--quiet; --json FILE (- for stdout) writes a report",
+              "in one envelope whose JSON Schema `wheelspec docs schema` prints.",
+              "The whole grammar: wheelspec docs CLI"]
     parser.epilog = "\n".join(lines)

@@ -16,6 +16,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from wheelspec.conformance.cli.args import (
+    NO_MORE_DETAIL,
+    QUIET_HELP,
+    add_verbosity,
+    add_write,
     comma_list,
     count,
     describe,
@@ -35,7 +39,11 @@ NATIVE_IMPLS = ("netty", "jdk-stpe", "jdk-delayqueue", "tokio-delayqueue")
 IMPLS = ("reference", "optimized", "optimized-op", "optimized-batch", "heapq", "sched", "app-timer") + NATIVE_IMPLS
 WORKLOAD_NAMES = ("insert", "cancel", "fire-steps", "fire-jump", "steady", "purgatory")
 FULL_SIZES = "1e3,1e4,1e5,1e6,1e7"
-QUICK_SIZES = "1e3,1e4,1e5"
+#: --quick: small sizes, the in-process implementations (the native peers build with Java and cargo on
+#: first use and start a process per cell), no JIT probe: about 2 minutes on 2 loaded cores
+#: (benchmarks/time_estimates.py measures it)
+QUICK_SIZES = "1e3,1e4"
+QUICK_IMPLS = tuple(i for i in IMPLS if i not in NATIVE_IMPLS)
 
 
 def _names(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
@@ -50,7 +58,9 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=comma_list(), default=None, metavar="N,N,...",
                         help=f"sizes N to run (default {FULL_SIZES}; with --quick {QUICK_SIZES})")
     parser.add_argument("--quick", action="store_true",
-                        help="sizes 1e3,1e4,1e5, at most 2 runs per cell, tracemalloc up to 1e4: a short check")
+                        help=f"sizes {QUICK_SIZES}, the in-process implementations ({', '.join(QUICK_IMPLS)}; "
+                             "--impl chooses others), at most 2 runs per cell, tracemalloc up to 1e4, no JIT probe: "
+                             "a short check (about 2 minutes)")
     parser.add_argument("--workloads", type=comma_list(), default=",".join(WORKLOAD_NAMES), metavar="W,W,...",
                         help=f"workloads (default all: {', '.join(WORKLOAD_NAMES)})")
     parser.add_argument("--impl", action="append", choices=IMPLS, metavar="IMPL",
@@ -61,26 +71,32 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=seconds, default=180.0, metavar="SECONDS",
                         help="skip a cell if one run of it, preparation included, is predicted from the previous size "
                              "to take longer than this (default 180)")
-    parser.add_argument("--repeat", type=count, default=3, help="runs per cell, best reported (default 3)")
-    parser.add_argument("--curve-rounds", type=non_negative, default=8, metavar="K",
-                        help="after the steady workload's sweep, K more rounds of one run per cell, round-robin "
+    parser.add_argument("--repeat", type=count, default=3, metavar="N", help="runs per cell, best reported (default 3)")
+    parser.add_argument("--curve-rounds", type=non_negative, default=8, metavar="N",
+                        help="after the steady workload's sweep, N more rounds of one run per cell, round-robin "
                              "over sizes, so that a slow spell of the machine cannot take all runs of one size "
                              "(cells whose run takes over 5 s are left out; default 8, 0: none)")
     parser.add_argument("--mem-max", default="1e5", metavar="N",
                         help="largest N at which Python structures are traced with tracemalloc (default 1e5)")
-    parser.add_argument("--seed", type=seed, default=0, help="workload seed (default 0)")
-    parser.add_argument("--tick", type=count, default=1, help="tick in ms for the wheels (default 1, Kafka's)")
-    parser.add_argument("--wheel-size", type=count, default=20, help="buckets per wheel (default 20, Kafka's)")
+    parser.add_argument("--seed", type=seed, default=0, metavar="SEED", help="workload seed (default 0)")
+    parser.add_argument("--tick", type=count, default=1, metavar="MS",
+                        help="tick in ms for the wheels (default 1, Kafka's)")
+    parser.add_argument("--wheel-size", type=count, default=20, metavar="N",
+                        help="buckets per wheel (default 20, Kafka's)")
     g = parser.add_argument_group("purgatory workload (Kafka's TestPurgatoryPerformance)")
-    g.add_argument("--rate", type=positive_number, default=10_000.0, help="requests per second (default 10000)")
-    g.add_argument("--pct50", type=positive_number, default=10.0, help="median completion latency, ms (default 10)")
-    g.add_argument("--pct75", type=positive_number, default=50.0,
+    g.add_argument("--rate", type=positive_number, default=10_000.0, metavar="N",
+                   help="requests per second (default 10000)")
+    g.add_argument("--pct50", type=positive_number, default=10.0, metavar="MS",
+                   help="median completion latency, ms (default 10)")
+    g.add_argument("--pct75", type=positive_number, default=50.0, metavar="MS",
                    help="75th percentile completion latency, ms (default 50)")
-    g.add_argument("--timeout", type=seconds, default=30.0, metavar="SECONDS",
-                   help="request timeout, seconds (default 30; a whole number of ms)")
-    g.add_argument("--keys", type=count, default=3, help="watch keys per request (default 3)")
-    g.add_argument("--key-space", type=count, default=100, help="possible keys (default 100)")
-    g.add_argument("--purge-interval", type=count, default=1000, help="purgatory purge interval (default 1000)")
+    g.add_argument("--request-timeout-ms", type=count, default=30_000, metavar="MS",
+                   help="a request's timeout inside the model, in ms (default 30000)")
+    g.add_argument("--keys", type=count, default=3, metavar="N", help="watch keys per request (default 3)")
+    g.add_argument("--key-space", type=count, default=100, metavar="N",
+                   help="how many distinct watch keys exist (default 100)")
+    g.add_argument("--purge-interval", type=count, default=1000, metavar="N",
+                   help="operations between purges of completed requests (default 1000)")
     g.add_argument("--keys-per-run", action="store_true",
                    help="draw the keys once for the whole run, as Kafka's tool does (default: per request)")
     parser.add_argument("--no-jit", action="store_true", help="skip the cold/warm JIT compile-time probe")
@@ -89,14 +105,15 @@ def configure_bench(parser: argparse.ArgumentParser) -> None:
                              "(default $XDG_CACHE_HOME/wheelspec/native, i.e. ~/.cache/wheelspec/native)")
     parser.add_argument("--json", type=writable_file, metavar="FILE",
                         help="also write every figure as JSON (- for stdout; the tables then go to stderr)")
-    parser.add_argument("--markdown", type=writable_file, metavar="PATH", help="also write the tables as Markdown")
-    parser.add_argument("--plot", type=writable_file, metavar="PATH",
-                        help="also plot ns/op against N (needs the 'reports' extra: matplotlib)")
+    add_write(parser, {"markdown": ("markdown", writable_file, "the tables as Markdown"),
+                       "plot": ("plot", writable_file, "ns/op against N as a PNG (needs the 'reports' extra: "
+                                                       "matplotlib)")})
+    add_verbosity(parser, NO_MORE_DETAIL, QUIET_HELP)
     describe(parser, [
-        ("wheelspec bench --quick", "sizes 1e3-1e5, every workload and implementation: a few minutes"),
+        ("wheelspec bench --quick", "sizes 1e3-1e4, every workload, the in-process implementations: about 2 minutes"),
         ("wheelspec bench --impl optimized --impl heapq --workloads steady --sizes 1e5,1e6 --json bench.json",
          "two implementations on one workload; every figure as JSON"),
-        ("wheelspec bench --workloads purgatory --rate 20000 --timeout 5 --markdown bench.md",
+        ("wheelspec bench --workloads purgatory --rate 20000 --request-timeout-ms 5000 --write markdown=bench.md",
          "Kafka's TestPurgatoryPerformance workload, requests timing out after 5 s"),
     ], ["0    every cell measured or honestly skipped",
         "1    a run did not verify (wrong tasks fired, tasks left pending, a request completed twice...)"])
@@ -118,14 +135,6 @@ def _caps(specs: list[str]) -> dict[str, int]:
             caps[impl] = parse_size(value, f"--cap {impl}")
     return caps
 
-
-def _ms(timeout_s: float) -> int:
-    """``--timeout`` in seconds -> the workload's request timeout in whole milliseconds (the
-    model's time unit), refused if it rounds to 0."""
-    ms = round(timeout_s * 1000)
-    if ms < 1:
-        raise UserError(f"--timeout {timeout_s:g}: must be at least 0.001 s (1 ms)")
-    return ms
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
@@ -151,7 +160,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
     except (RangeError, TypeError) as e:
         raise UserError(f"--tick/--wheel-size: {e}") from None
     try:
-        purg = PurgatoryParams(rate=args.rate, pct50=args.pct50, pct75=args.pct75, timeout=_ms(args.timeout),
+        purg = PurgatoryParams(rate=args.rate, pct50=args.pct50, pct75=args.pct75, timeout=args.request_timeout_ms,
                                keys=args.keys, key_space=args.key_space,
                                purge_interval=args.purge_interval, keys_per_run=args.keys_per_run)
     except ValueError as e:
@@ -160,7 +169,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
     return Options(
         sizes=sizes,
         workloads=_names(args.workloads, WORKLOAD_NAMES, "--workloads"),
-        impls=_names(",".join(args.impl or IMPLS), IMPLS, "--impl"),
+        impls=_names(",".join(args.impl or (QUICK_IMPLS if args.quick else IMPLS)), IMPLS, "--impl"),
         caps=_caps(args.cap),
         repeat=min(args.repeat, 2) if args.quick else args.repeat,
         budget_s=args.budget,
@@ -168,7 +177,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         seed=args.seed,
         timer=timer,
         purgatory=purg,
-        jit=not args.no_jit,
+        jit=not (args.no_jit or args.quick),
         curve_rounds=0 if args.quick else args.curve_rounds,
         native_build_dir=args.build_dir,
     )
@@ -176,11 +185,11 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 def run_bench(args: argparse.Namespace) -> int:
     opts = options_from_args(args)
-    plt: Any = None  # matplotlib.pyplot when --plot is given
+    plt: Any = None  # matplotlib.pyplot when --write plot=PATH is given
     if args.plot:
         from wheelspec.conformance.optional import require
 
-        require("matplotlib", "reports", "--plot").use("Agg")
+        require("matplotlib", "reports", "--write plot=PATH").use("Agg")
         import matplotlib.pyplot as plt
     for path in (args.json, args.markdown, args.plot):
         if path and path != "-":  # "-" is stdout (--json -), not a file named "-"
@@ -197,13 +206,13 @@ def run_bench(args: argparse.Namespace) -> int:
     argv = ["wheelspec", "bench"] + sys.argv[2:] if sys.argv[1:2] == ["bench"] else ["wheelspec bench (library call)"]
     res = suite.run(opts, argv, progress=lambda s: err.print(f"[dim]{s}[/dim]"))
     report.print_rich(res, err if human_to_stderr(args.json) else console())
+    bad = report.failed(res.cells)
     if args.json:
-        report.write_json(res, args.json)
+        report.write_json(res, args.json, 1 if bad else 0)
     if args.markdown:
         report.write_markdown(res, args.markdown)
     if args.plot:
         report.write_plot(res, args.plot, plt)
-    bad = report.failed(res.cells)
     for c in bad:
         print(f"wheelspec bench: {c.workload} n={c.n} {c.impl}: {c.note}", file=sys.stderr)
     return 1 if bad else 0

@@ -18,10 +18,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from wheelspec.conformance.check.defaults import DEFAULT_IMPLS, DEFAULT_SCHEDULES
+from wheelspec.conformance.check.defaults import DEFAULT_IMPLS, DEFAULT_SCHEDULES, ORACLE_CHOICES, ORACLE_HELP
 from wheelspec.conformance.cli.args import (
+    QUIET_HELP,
     Once,
     accepted_property,
+    add_verbosity,
+    add_write,
     comma_list,
     count,
     describe,
@@ -49,17 +52,18 @@ def configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-corpus", action="store_true", help="skip the scenario corpus")
     p.add_argument("--schedules", type=non_negative, default=DEFAULT_SCHEDULES, metavar="N",
                    help=f"random schedules per campaign kind (default {DEFAULT_SCHEDULES}; 0 = no campaign)")
-    p.add_argument("--seed", type=seed, default=0, metavar="S", help="first seed (seeds S .. S+N-1; default 0)")
-    p.add_argument("--kinds", type=comma_list(), default="timer,purgatory",
+    p.add_argument("--seed", type=seed, default=0, metavar="SEED",
+                   help="first seed (seeds SEED .. SEED+N-1; default 0)")
+    p.add_argument("--kinds", type=comma_list(), default="timer,purgatory", metavar="KINDS",
                    help="campaign kinds, comma separated (default timer,purgatory; purgatory only if offered)")
     p.add_argument("--out", type=writable_dir, default="wheelspec-out", metavar="DIR",
                    help="where shrunk counterexamples are saved (default ./wheelspec-out)")
     p.add_argument("--json", type=writable_file, metavar="FILE", help="write a JSON report (- for stdout)")
     p.add_argument("--junit-xml", type=writable_file, metavar="FILE", help="write a JUnit XML report (- for stdout)")
-    p.add_argument("--trace-out", type=writable_dir, metavar="DIR",
-                   help="also record every campaign schedule's history as a Parquet trace, one file per "
-                        "implementation: DIR/<impl>.parquet (docs/guides/TRACE_FORMAT.md; `wheelspec analyze DIR` "
-                        "reads it)")
+    add_write(p, {"traces": ("trace_out", writable_dir,
+                             "record every campaign schedule's history as a Parquet trace, one file per "
+                             "implementation: PATH/<impl>.parquet (docs/guides/TRACE_FORMAT.md; `wheelspec "
+                             "analyze PATH` reads it)")})
     p.add_argument("--timeout", type=seconds, default=10.0, metavar="SECONDS",
                    help="per-request timeout for subprocess adapters (default 10)")
     p.add_argument("--start-timeout", type=seconds, default=30.0, metavar="SECONDS",
@@ -72,10 +76,10 @@ def configure_check(p: argparse.ArgumentParser) -> None:
                    help="a property whose failures are a known, documented deviation (repeatable): its "
                         "failures are listed and counted as accepted, and the exit code and verdicts depend "
                         "on the other properties only (an unknown name is refused; the names: spec/properties.py)")
-    p.add_argument("--ranges", choices=("bounded", "unbounded"),
-                   help="unbounded: the implementation accepts any value by design; leave out-of-range requests "
-                        "out of its schedules and report property ranges as not judged (default: what its "
-                        "capabilities declare, else bounded)")
+    p.add_argument("--ranges", choices=("bounded", "unbounded"), metavar="MODE",
+                   help="bounded or unbounded: unbounded means the implementation accepts any value by "
+                        "design; leave out-of-range requests out of its schedules and report property ranges "
+                        "as not judged (default: what its capabilities declare, else bounded)")
     p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
                    help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
                         "with timestamps and directions (docs/guides/KITS.md)")
@@ -83,7 +87,9 @@ def configure_check(p: argparse.ArgumentParser) -> None:
                    help="judge the campaign's seeds on N processes, each with its own adapter ('auto': one per "
                         "core; default 1). The reports are the same as with one: outcomes in seed order, the "
                         "failure budget stopping a kind at the same seed")
-    p.add_argument("-v", "--verbose", action="store_true", help="list every failure")
+    p.add_argument("--oracle", choices=ORACLE_CHOICES, default="compiled", metavar="ORACLE",
+                   help=ORACLE_HELP)
+    add_verbosity(p, "list every failure", QUIET_HELP)
     describe(p, [
         ("wheelspec check", "the shipped corpus and 400 schedules per kind against our implementations"),
         ("wheelspec check --impl mytimer.adapter:factory --schedules 1000",
@@ -116,9 +122,8 @@ def configure_replay(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-protocol", type=writable_file, metavar="FILE",
                    help="write every request to and response from subprocess adapters (cmd:..., *-subprocess) to FILE, "
                         "with timestamps and directions (docs/guides/KITS.md)")
-    p.add_argument("--full", action="store_true",
-                   help="print every step (a scenario longer than 200 steps shows only the steps around "
-                        "each finding)")
+    add_verbosity(p, "print every step (a scenario longer than 200 steps shows only the steps around each "
+                     "finding)", QUIET_HELP)
     describe(p, [
         ("wheelspec replay wheelspec-out/optimized/timer-17.json",
          "replay a saved counterexample step by step, with the findings, on the implementation it failed on"),
@@ -233,6 +238,9 @@ def run_check(args: argparse.Namespace) -> int:
         raise UserError(f"--max-failures must be >= 1 (failing schedules per campaign kind before that kind "
                         f"stops), got {args.max_failures}")
     _one_stdout_report(args)
+    from wheelspec.conformance.check import compiled_oracle
+
+    compiled_oracle.use(args.oracle)  # the environment carries it to --workers' processes
     impls = args.impl or list(DEFAULT_IMPLS)
     kinds = _kinds(args.kinds)
     scenarios = [] if args.no_corpus else _load_scenarios(args.scenarios)
@@ -314,6 +322,9 @@ def run_replay(args: argparse.Namespace) -> int:
     from wheelspec.spec.errors import UserError
 
     _one_stdout_report(args)
+    from wheelspec.conformance.check import compiled_oracle
+
+    compiled_oracle.use("reference")  # a replay is judged by the reference itself
     console = _console(args)
     rep = ImplReport(args.impl or "", incomplete=True)  # until the scenario's verdict is in
     meta = {"command": "replay", "file": args.file}
@@ -341,13 +352,13 @@ def run_replay(args: argparse.Namespace) -> int:
             adapter.close()
         if sc is not None or stop is not None:
             _write_reports(args, [rep], meta, stop)
-    _print_replay(console, sc, res, hello.name, prof.describe(), full=getattr(args, "full", False),
+    _print_replay(console, sc, res, hello.name, prof.describe(), full=args.verbose,
                   impl=impl, recorded=recorded, caps=hello.capabilities)
     return exit_code([rep])
 
 
 #: Above this many steps `wheelspec replay` prints only the steps around each finding (a
-#: 300 000-step table takes minutes to draw and no one reads it); ``--full`` prints them all.
+#: 300 000-step table takes minutes to draw and no one reads it); ``-v`` prints them all.
 FULL_TABLE_STEPS = 200
 #: Steps shown on each side of a finding (and at each end of a run without findings) in a long replay.
 CONTEXT_STEPS = 5
@@ -417,7 +428,7 @@ def _print_replay(console, sc, res, name: str, prof: str, *, full: bool = False,
     console.print(t, markup=False)
     if len(shown) < n:
         out(f"{len(shown)} of {n} steps shown (those within {CONTEXT_STEPS} steps of a finding, or the first "
-            f"and last); rerun with --full to print every step, or with --json FILE to get them all in JSON")
+            f"and last); rerun with -v to print every step, or with --json FILE to get them all in JSON")
     for m in by_step.get(None, []):
         out(m)
     colour = {"pass": "green", "fail": "red", "n/a": "yellow"}[res.status]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wheelspec.conformance.cli.args import Once, count, describe, seconds, seed, writable_file
+from wheelspec.conformance.cli.args import Once, add_write, count, describe, seconds, seed, writable_file
 
 #: default wall-clock limit of the search, in seconds
 DEFAULT_TIME_LIMIT = 60.0
@@ -21,12 +21,14 @@ def configure_linearize(parser: Any) -> None:
     parser.add_argument("--impl", action=Once, metavar="IMPL",
                         help="instead of a file: run client threads and a reaper against this implementation "
                              "(as for `wheelspec check --impl`) and check what they saw")
-    parser.add_argument("--threads", type=count, default=4, help="client threads with --impl (default 4)")
-    parser.add_argument("--ops", type=count, default=2500, help="calls per client thread with --impl (default 2500)")
-    parser.add_argument("--keys", type=count, default=100, help="watch keys with --impl (default 100)")
-    parser.add_argument("--seed", type=seed, default=0, help="workload seed with --impl (default 0)")
-    parser.add_argument("--save", type=writable_file, help="with --impl: also write the recorded history to this file")
-    parser.add_argument("--max-states", type=count, default=DEFAULT_MAX_STATES,
+    parser.add_argument("--threads", type=count, default=4, metavar="N", help="client threads with --impl (default 4)")
+    parser.add_argument("--ops", type=count, default=2500, metavar="N",
+                        help="calls per client thread with --impl (default 2500)")
+    parser.add_argument("--key-space", type=count, default=100, metavar="N",
+                        help="how many distinct watch keys exist, with --impl (default 100)")
+    parser.add_argument("--seed", type=seed, default=0, metavar="SEED", help="workload seed with --impl (default 0)")
+    add_write(parser, {"history": ("save", writable_file, "with --impl: the recorded history, JSON lines")})
+    parser.add_argument("--max-states", type=count, default=DEFAULT_MAX_STATES, metavar="N",
                         help="states the search may keep for one segment of the history: its memory, about "
                              f"250 bytes each (default {DEFAULT_MAX_STATES:.0e})")
     parser.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, metavar="SECONDS",
@@ -36,7 +38,7 @@ def configure_linearize(parser: Any) -> None:
                         help="write the verdict as JSON (- for stdout; the text then goes to stderr)")
     describe(parser, [
         ("wheelspec linearize history.jsonl", "check a recorded concurrent history"),
-        ("wheelspec linearize --impl optimized --threads 8 --ops 1000 --save history.jsonl",
+        ("wheelspec linearize --impl optimized --threads 8 --ops 1000 --write history=history.jsonl",
          "record one now from 8 client threads and a reaper, keep it, and check it"),
         ("wheelspec linearize history.jsonl --time-limit 600 --json -",
          "a longer search; the verdict as JSON on stdout"),
@@ -64,6 +66,7 @@ def run_linearize(args: Any) -> int:
     import sys
 
     from wheelspec.conformance.cli.output import human_to_stderr, write_json
+    from wheelspec.envelope import envelope
 
     text = sys.stderr if human_to_stderr(args.json) else sys.stdout
     try:
@@ -71,17 +74,19 @@ def run_linearize(args: Any) -> int:
     except BudgetExhausted as e:
         print(f"undecided: budget exhausted: {where}: {e} (raise --time-limit or --max-states)", file=text)
         if args.json:
-            write_json(args.json, {"history": where, "verdict": "undecided", "reason": str(e)})
+            write_json(args.json, envelope("linearize", {"history": where, "verdict": "undecided", "reason": str(e)},
+                                           exit_code=2))
         return 2
     print(result.summary(), file=text)
     for w in result.windows:
         print(w.render(WHEELSPEC), file=text)
     if args.json:
-        write_json(args.json, {
+        write_json(args.json, envelope("linearize", {
             "history": where, "verdict": "linearizable" if result.ok else "not linearizable",
             "operations": result.operations, "partitions": result.partitions, "explored": result.explored,
             "seconds": round(result.seconds, 3),
-            "windows": [{"partition": w.partition, "render": w.render(WHEELSPEC)} for w in result.windows]})
+            "windows": [{"partition": w.partition, "render": w.render(WHEELSPEC)} for w in result.windows]},
+            exit_code=0 if result.ok else 1))
     return 0 if result.ok else 1
 
 
@@ -99,7 +104,7 @@ def _record_impl(args: Any) -> list[Any]:
         if caps.time != "virtual":
             raise UserError(f"--impl {args.impl}: needs a virtual-time implementation (it reports {caps.time!r})")
         adapter.reset(Config())
-        rec = hammer(None, threads=args.threads, ops_per_thread=args.ops, keys=args.keys, seed=args.seed,
+        rec = hammer(None, threads=args.threads, ops_per_thread=args.ops, keys=args.key_space, seed=args.seed,
                      recorder=Recorder.for_adapter(adapter), purgatory=caps.purgatory)
     finally:
         adapter.close()

@@ -44,6 +44,17 @@ def json_text(doc: Any, **dumps: Any) -> str:
     return json.dumps(doc, indent=1, **dumps) + "\n"
 
 
+#: the JSON Schema (draft 2020-12) of every command's report (:mod:`wheelspec.envelope`),
+#: shipped beside this module
+SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
+
+
+def schema() -> dict[str, Any]:
+    """The shipped JSON Schema of the reports (``wheelspec docs schema`` prints it)."""
+    doc: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
+    return doc
+
+
 def write_json(target: str, doc: Any, **dumps: Any) -> None:
     """``doc`` as JSON to ``target``: a file, written whole (temporary file and rename), or stdout for ``-``."""
     text = json_text(doc, **dumps)

@@ -11,16 +11,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from wheelspec.conformance.cli.args import count, describe, non_negative, seed, writable_file
+from wheelspec.conformance.cli.args import (
+    NO_MORE_DETAIL,
+    add_verbosity,
+    count,
+    describe,
+    non_negative,
+    seed,
+    writable_file,
+)
 
 
 def configure_races(parser: Any) -> None:
     parser.add_argument("--mutant", action="append", metavar="NAME", help="hunt only this mutant (repeatable)")
-    parser.add_argument("--examples", type=count, default=1000, help="Hypothesis examples per mutant (default 1000)")
-    parser.add_argument("--seed", type=seed, default=0, help="seed of the search (default 0)")
-    parser.add_argument("--clean", type=non_negative, default=200,
+    parser.add_argument("--examples", type=count, default=1000, metavar="N",
+                        help="Hypothesis examples per mutant (default 1000)")
+    parser.add_argument("--seed", type=seed, default=0, metavar="SEED", help="seed of the search (default 0)")
+    parser.add_argument("--clean", type=non_negative, default=200, metavar="N",
                         help="random schedules the correct model must pass per scenario (default 200)")
-    parser.add_argument("--quiet", action="store_true", help="no timelines, one line per mutant")
+    add_verbosity(parser, NO_MORE_DETAIL, "no timelines, one line per mutant")
+    parser.set_defaults(_own_quiet=True)   # -q is the command's own, not main()'s silenced stdout
     parser.add_argument("--json", type=writable_file, metavar="FILE",
                         help="write one record per mutant as JSON (- for stdout; the text then goes to stderr)")
     describe(parser, [
@@ -48,6 +58,7 @@ def run_races(args: Any) -> int:
     import sys
 
     from wheelspec.conformance.cli.output import human_to_stderr, write_json
+    from wheelspec.envelope import envelope
 
     text = sys.stderr if human_to_stderr(args.json) else sys.stdout
     failures = 0
@@ -82,5 +93,6 @@ def run_races(args: Any) -> int:
             print(file=text)
     print("\n".join(rows), file=text)
     if args.json:
-        write_json(args.json, {"seed": args.seed, "mutants": records, "ok": not failures})
+        write_json(args.json, envelope("races", {"seed": args.seed, "mutants": records},
+                                       exit_code=1 if failures else 0))
     return 1 if failures else 0

@@ -28,11 +28,11 @@ def configure_realtime(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impl", default="netty", metavar="IMPL", action=Once,
                    help="netty (Java + libnetty-java), asyncio-live, or cmd:COMMAND speaking rt_run (default netty)")
     p.add_argument("--runs", type=count, default=3, metavar="N", help="seeded schedules to run (default 3)")
-    p.add_argument("--seed", type=seed, default=0, metavar="S", help="first seed (default 0)")
+    p.add_argument("--seed", type=seed, default=0, metavar="SEED", help="first seed (default 0)")
     p.add_argument("--tasks", type=count, default=150, metavar="N", help="tasks per schedule (default 150)")
-    p.add_argument("--tick", type=count, default=1, metavar="MS", help="tick asked of the timer (default 1)")
+    p.add_argument("--tick", type=count, default=1, metavar="MS", help="tick asked of the timer, in ms (default 1)")
     p.add_argument("--slack", type=non_negative, default=DEFAULT_SLACK_MS, metavar="MS",
-                   help=f"late-bound allowance for a loaded machine (default {DEFAULT_SLACK_MS})")
+                   help=f"late-bound allowance for a loaded machine, in ms (default {DEFAULT_SLACK_MS})")
     p.add_argument("--schedule", metavar="FILE", help="replay one saved real-time schedule instead")
     p.add_argument("--out", type=writable_dir, default="wheelspec-out/realtime", metavar="DIR",
                    help="where failing schedules go")
@@ -59,6 +59,7 @@ def run_realtime(args: argparse.Namespace) -> int:
         schedules = [generate(args.seed + k, tasks=args.tasks, tick_ms=args.tick, slack_ms=args.slack)
                      for k in range(args.runs)]
     from wheelspec.conformance.cli.output import human_to_stderr, write_json
+    from wheelspec.envelope import envelope
 
     adapter = resolve(args.impl)
     try:
@@ -67,7 +68,8 @@ def run_realtime(args: argparse.Namespace) -> int:
         adapter.close()
     print_report(rep, sys.stderr if human_to_stderr(args.json) else None, impl=args.impl)
     if args.json:
-        write_json(args.json, report_dict(rep))
+        body = {k: v for k, v in report_dict(rep).items() if k != "ok"}
+        write_json(args.json, envelope("realtime", body, exit_code=0 if rep.ok else 1))
     return 0 if rep.ok else 1
 
 

@@ -13,7 +13,9 @@ wheelspec.conformance.cli.spark_submit --path``).  Under the submit the session 
 ``spark-submit`` configured: its master, deploy mode, memory and ``--conf`` settings
 (:func:`wheelspec.conformance.traces.spark_session.get_session`); ``--master`` and
 ``--driver-memory`` of the wheelspec command are refused there, because the submit has decided
-them already.  The exit code is the command's (docs/guides/SPARK.md).
+them already.  Spark's log is held at WARN from before the context starts unless the command has
+``-v`` (:func:`~wheelspec.conformance.traces.spark_session.set_submit_verbosity`).  The exit code is
+the command's (docs/guides/SPARK.md).
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     if not any(a == "--engine" or a.startswith("--engine=") for a in args[1:]):
         args[1:1] = ["--engine", "spark"]
+    from wheelspec.conformance.traces.spark_session import set_submit_verbosity
+
+    # before the command starts the SparkContext: its start-up log is INFO, and -v is the way to see it
+    set_submit_verbosity(verbose=any(a in ("-v", "--verbose") or (a.startswith("-v") and set(a[1:]) == {"v"})
+                                    for a in args[1:]))
     return cli_main(args)
 
 

@@ -14,7 +14,7 @@ touched)::
 
     OUT/campaign.json                                       the manifest (atomic)
     OUT/verdicts/<kind>/range-<lo>-<hi>.parquet             one per finished seed range (atomic)
-    OUT/traces/<kind>/range-<lo>-<hi>.parquet               with --trace-out OUT/traces (atomic)
+    OUT/traces/<kind>/range-<lo>-<hi>.parquet               with --write traces=OUT/traces (atomic)
     OUT/counterexamples/<impl>/<kind>-<seed>.json           shrunk counterexamples (atomic)
 
 Atomic files are written as ``<name>.tmp<pid>`` and renamed; an interruption can leave such a
@@ -51,7 +51,7 @@ FIELD_NAMES = {
     "name": "implementation name (hello)", "version": "implementation version (hello)",
     "profile": "profile (hello)", "capabilities": "capabilities (hello)", "wheelspec": "wheelspec version",
     "generators": "schedule generator versions", "kinds": "--kinds", "shrink": "shrinking (--no-shrink)",
-    "trace": "--trace-out", "chunk": "--chunk",
+    "trace": "--write traces=DIR", "chunk": "--chunk",
 }
 
 _TMP = r"(\.tmp\d+)?"
@@ -119,7 +119,7 @@ def impl_files(impl: str) -> list[Path]:
 def identity(impl: str, hello: Any, kinds: Iterable[str], *, shrink: bool, trace: bool | str,
              chunk: int) -> dict[str, Any]:
     """What a campaign judged, field by field (:data:`IDENTITY_FIELDS`); ``trace``: False, True
-    (OUT/traces) or the absolute directory of ``--trace-out DIR``."""
+    (OUT/traces) or the absolute directory of ``--write traces=DIR``."""
     from wheelspec import __version__
     from wheelspec.conformance.check.generate import GENERATORS
 

@@ -422,7 +422,7 @@ def read_trace(paths: Iterable[str | Path] | str | Path, columns: list[str] | No
 
 
 def write_history(history: Iterable[Any], path: str | Path, **run_info: Any) -> Path:
-    """Record one history as a Parquet trace (what ``wheelspec check --trace-out`` writes)."""
+    """Record one history as a Parquet trace (what ``wheelspec check --write traces=DIR`` writes)."""
     return write_trace(history_to_table(history, **run_info), path)
 
 
@@ -445,7 +445,7 @@ class TraceWriter:
     def add_schedule(self, history: Iterable[Any], *, impl: str, kind: str, seed: int, config: Any,
                      profile: str, wheel: bool = True) -> None:
         """One campaign schedule's run, named ``<impl>/<kind>/<seed>`` (what ``wheelspec check
-        --trace-out`` and ``wheelspec campaign --trace-out`` record).  The analysis places fire
+        --write traces=DIR`` and ``wheelspec campaign --write traces=DIR`` record).  The analysis places fire
         windows by tick only under a profile that ``uses_tick`` (kafka); the others fire on exact
         expirations, so their runs are recorded with tick 1.  ``wheel``: the implementation has a
         timing wheel; a heap timer's runs get no ``wheel_size`` (it has no levels to report)."""

@@ -45,7 +45,7 @@ SYMLOG_SPREAD = 30
 CLOCKS: dict[str, tuple[str, str, str]] = {
     "virtual": ("virtual clock", "virtual ms",
                 "This trace's clock is virtual: a test moved it (a campaign of <code>wheelspec check "
-                "--trace-out</code>, or a synthetic trace). Lateness is how far the clock had been moved past a "
+                "--write traces=DIR</code>, or a synthetic trace). Lateness is how far the clock had been moved past a "
                 "task's expiration when the task fired, not a measured delay: a schedule that jumps the clock by "
                 "40 s shows its fires up to 40 s \"late\". It tells which fires wait for the next advance, not how "
                 "fast the timer is."),
@@ -239,6 +239,7 @@ def _legend(ax: Any) -> None:
 
 
 def _plots(result: dict[str, Any]) -> dict[str, bytes]:
+    import matplotlib.colors as mcolors
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -250,9 +251,12 @@ def _plots(result: dict[str, Any]) -> dict[str, bytes]:
     if layout is not None:
         fig, ax = plt.subplots(figsize=(8, 4))
         edges = np.asarray(layout["edges"])
-        for impl, cs in layout["counts"].items():
-            ax.stairs(cs, edges, fill=True, alpha=0.35, label=_name(impl))
-            ax.stairs(cs, edges, lw=1.2)
+        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for i, (impl, cs) in enumerate(layout["counts"].items()):
+            # one patch per implementation: its fill and its outline in one colour, both in the legend
+            c = colours[i % len(colours)]
+            ax.stairs(cs, edges, fill=True, facecolor=mcolors.to_rgba(c, 0.35), edgecolor=c, lw=1.2,
+                      label=_name(impl))
         if layout["scale"] == "symlog":
             ax.set_xscale("symlog", linthresh=layout["linthresh"], linscale=0.9)
             plain_ticks(ax.xaxis)

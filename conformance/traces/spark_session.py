@@ -149,6 +149,18 @@ def submitted() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+#: whether Spark's log is held at WARN under spark-submit (:func:`set_submit_verbosity`); ``-v`` keeps it
+_quiet_submit = True
+
+
+def set_submit_verbosity(verbose: bool) -> None:
+    """Under ``spark-submit``: whether the session :func:`get_session` starts keeps Spark's own log
+    levels (``verbose``, the command's ``-v``) or holds them at WARN (``spark.log.level``, applied
+    as the SparkContext starts: of its ~45 start-up INFO lines, 3 are printed before it takes effect)."""
+    global _quiet_submit
+    _quiet_submit = not verbose
+
+
 def _submitted_session(session_cls: Any, extra: dict[str, str]) -> Any:
     """The session under ``spark-submit``: the submit's configuration as given (no ``local[*]``,
     no loopback binding, no driver memory or log4j file: the JVM has started already, and a path
@@ -161,6 +173,8 @@ def _submitted_session(session_cls: Any, extra: dict[str, str]) -> Any:
     for k, v in _SQL_DEFAULTS.items():
         if not given.contains(k):
             b = b.config(k, v)
+    if _quiet_submit and not given.contains("spark.log.level"):
+        b = b.config("spark.log.level", "WARN")  # the submit's own choice of level wins
     for k, v in extra.items():
         b = b.config(k, v)
     try:
@@ -169,7 +183,6 @@ def _submitted_session(session_cls: Any, extra: dict[str, str]) -> Any:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UserError(f"could not start Spark under spark-submit (master {given.get('spark.master', '?')}): "
                         f"{first}") from None
-    spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
