@@ -54,6 +54,8 @@ _VOLATILE = {"seconds", "schedules_per_s", "ops_per_s", "wheelspec", "counterexa
 _PID = re.compile(r"\b(pid|process) \d+")
 #: an implementation's counterexample folder (spec.show.impl_dirname: it spells the interpreter's path)
 _CX_FOLDER = re.compile(r"\bOUT/cx/[^/]+/")
+#: the same folder in a counterexample's scenario name (``counterexample/FOLDER/timer-14``)
+_CX_NAME = re.compile(r"^counterexample/[^/]+/")
 
 
 def _variant_impls(python: str, cwd: str) -> list[str]:
@@ -84,11 +86,14 @@ def _norm(x: Any, python: str, out: str) -> Any:
     """``x`` without what differs between two trees' runs of one implementation: volatile keys,
     process ids, the output folder and the interpreter, also where a folder name is made from it."""
     if isinstance(x, dict):
+        if "generator" in x and "impl" in x:  # a counterexample's origin: ``impl`` names its folder
+            x = {**x, "impl": "IMPL"}
         return {k: _norm(v, python, out) for k, v in x.items() if k not in _VOLATILE}
     if isinstance(x, list):
         return [_norm(v, python, out) for v in x]
     if isinstance(x, str):
         x = _CX_FOLDER.sub("OUT/cx/IMPL/", x.replace(python, "PYTHON").replace(out, "OUT"))
+        x = _CX_NAME.sub("counterexample/IMPL/", x)
         return _PID.sub(r"\1 N", x)
     return x
 
@@ -101,7 +106,7 @@ def _drop(x: Any, keys: frozenset[str]) -> Any:
     return x
 
 
-#: the report envelope every command shares (conformance/cli/output.py): compared through
+#: the report envelope every command shares (wheelspec.envelope): compared through
 #: ``exit_code`` only, so that reports written with and without the envelope compare by their bodies
 _ENVELOPE = frozenset({"format", "command", "wheelspec", "ok", "exit_code", "interrupted"})
 

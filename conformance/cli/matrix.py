@@ -66,7 +66,7 @@ def configure_matrix(p: argparse.ArgumentParser) -> None:
                         "goes to stderr)")
     describe(p, [
         ("wheelspec matrix",
-         f"every built-in row; ./{DEFAULT_OUT}/MATRIX.md, matrix.html, matrix.json (about 75 s on 2 cores)"),
+         f"every built-in row; ./{DEFAULT_OUT}/MATRIX.md, matrix.html, matrix.json (about 60 s on 2 cores)"),
         ("wheelspec matrix --out docs/results",
          "the same into docs/results/ (how wheelspec's own docs/results/MATRIX.md is made, from the repository "
          "root)"),
