@@ -7,9 +7,11 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
 from wheelspec.conformance.cli import main
 from wheelspec.spec import bmc, proof_status, properties
-from wheelspec.spec.lemmas import Lemma
+from wheelspec.spec.lemmas import Lemma, run_lemma
 
 SEMANTICS = Path(__file__).resolve().parent.parent / "spec" / "SEMANTICS.md"
 
@@ -79,3 +81,24 @@ def test_prove_prints_a_reachable_state_for_each_purgatory_invariant(tmp_path):
     assert sorted(results) == sorted(names)
     # each row is a satisfying run's final state, printed, not merely a "sat" answer
     assert all(r["result"] == "sat" and r["details"] and "=" in r["details"][0] for r in results.values())
+
+
+#: the lemmas of the parametric groups, each with its group's mutations (the arithmetic group's
+#: lemmas and mutations are tested by tests/test_spec_lemmas.py, its slow ones marked)
+_PARAMETRIC = [(lm, muts) for name, group, muts in proof_status.GROUPS if name != "arithmetic" for lm in group]
+
+
+@pytest.mark.parametrize("lemma,mutations", _PARAMETRIC, ids=[lm.name for lm, _ in _PARAMETRIC])
+def test_parametric_lemma_has_its_expected_result(lemma, mutations):
+    o = run_lemma(lemma)
+    assert o.result == lemma.expect, (o.result, o.reason, o.counterexample)
+
+
+_MUTATED = [(lm, muts) for lm, muts in _PARAMETRIC if lm.mutation]
+
+
+@pytest.mark.parametrize("lemma,mutations", _MUTATED, ids=[f"{lm.name}/{lm.mutation}" for lm, _ in _MUTATED])
+def test_parametric_lemma_is_broken_by_its_mutation(lemma, mutations):
+    o = run_lemma(lemma, mutations[lemma.mutation][0])
+    assert o.result == "counterexample", (o.result, o.reason)
+    assert o.counterexample

@@ -34,18 +34,7 @@ from wheelspec.spec.purgatory_proof import (
     witness,
 )
 
-
-@pytest.mark.parametrize("lemma", LEMMAS, ids=[lm.name for lm in LEMMAS])
-def test_lemma_is_proven(lemma):
-    o = run_lemma(lemma)
-    assert o.result == "proven", (o.result, o.reason, o.counterexample)
-
-
-@pytest.mark.parametrize("lemma", LEMMAS, ids=[f"{lm.name}/{lm.mutation}" for lm in LEMMAS])
-def test_mutation_breaks_the_lemma(lemma):
-    o = run_lemma(lemma, MUTATIONS[lemma.mutation][0])
-    assert o.result == "counterexample", (o.result, o.reason)
-    assert o.counterexample
+# Each lemma proven and broken by its mutation: tests/test_proof_status.py, for every group.
 
 
 def test_every_lemma_has_a_mutation_and_names_registered_properties():
