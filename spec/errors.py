@@ -59,7 +59,9 @@ class RecordError(WheelspecError, ValueError):
 
 class Bug(WheelspecError):
     """A bug in wheelspec itself, never a verdict: the command shows it with its traceback, to be
-    reported."""
+    reported, and exits 3 (a code no verdict uses)."""
+
+    exit_code = 3
 
 
 class InvariantError(Bug, AssertionError):

@@ -245,3 +245,29 @@ def test_a_run_that_did_not_finish_reports_no_pass_verdict():
     assert ImplReport("cut", capabilities=caps, incomplete=True).verdicts == {"kafka": "incomplete",
                                                                               "ranges": "incomplete"}
     assert ImplReport("broke", capabilities=caps, error="adapter died").verdicts["kafka"] == "incomplete"
+
+
+@pytest.mark.parametrize("command", ["check", "replay"])
+def test_a_bug_in_wheelspec_exits_3_and_its_report_gives_no_verdict(command, tmp_path, monkeypatch, capsys):
+    """A bug of wheelspec's while judging (planted: a ``RunnerBug`` from the scenario runner) ends
+    the command with exit 3, and its JSON report says ``error`` for the implementation it
+    stopped, with the same exit code: never a pass, never a fail."""
+    from wheelspec.conformance.check import corpus, session
+    from wheelspec.conformance.check.runner import RunnerBug
+
+    def planted(*args, **kwargs):
+        raise RunnerBug("planted")
+
+    monkeypatch.setattr(corpus, "run_scenario", planted)
+    monkeypatch.setattr(session, "run_scenario", planted)
+    report = tmp_path / "r.json"
+    if command == "check":
+        argv = ["check", "--impl", "reference", "--schedules", "0"]
+    else:
+        argv = ["replay", str(_long_scenario(tmp_path / "s.json", 10)), "--impl", "reference"]
+    assert main([*argv, "--json", str(report), "-q"]) == 3
+    assert "RunnerBug: planted" in capsys.readouterr().err
+    d = json.loads(report.read_text())
+    impl = d["implementations"][0]
+    assert (d["exit_code"], d["ok"], impl["status"]) == (3, False, "error")
+    assert impl["error"].startswith("a bug in wheelspec stopped this")

@@ -38,6 +38,9 @@ class ImplReport:
     seconds: float = 0.0  # wall time of the campaign so far (the rates' denominator)
     counterexamples: list[str] = dataclasses.field(default_factory=list)
     error: str | None = None  # adapter error (exit 2) or "unavailable: ..."
+    #: a bug in wheelspec stopped this implementation's check (``error`` says it; exit 3): what
+    #: was judged before it stands, and no verdict is given for the rest
+    bug: bool = False
     trace: str | None = None  # the Parquet trace of the campaign's histories (--write traces=DIR)
     started: bool = True  # False: the run was interrupted before this implementation's turn
     incomplete: bool = False  # the run was interrupted while checking this implementation
@@ -192,9 +195,12 @@ def _all_accepted(failures: list[Any], accept: tuple[str, ...]) -> bool:
 
 def exit_code(reports: list[ImplReport], stop: Any = None) -> int:
     """The command's exit code: ``stop``'s (an :class:`~wheelspec.conformance.interrupt.Interrupted`:
-    128 + signal) if the run was interrupted, else 2 for an error, 1 for a failure, 0."""
+    128 + signal) if the run was interrupted, else 3 for a bug in wheelspec, 2 for an error, 1 for
+    a failure, 0."""
     if stop is not None:
         return int(stop.exit_code)
+    if any(r.bug for r in reports):
+        return 3
     if any(r.status == "error" for r in reports):
         return 2
     return 1 if any(r.status == "fail" for r in reports) else 0

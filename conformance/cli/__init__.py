@@ -8,12 +8,13 @@ Python file ``spark-submit`` runs, whose path ``wheelspec spark-entry`` prints).
 numba, z3, pyarrow or pyspark (``tests/test_cli_parser.py`` checks it).
 
 Exit codes: 0 success, 1 violations found (or an expected proof failed), 2 usage, configuration
-or adapter errors, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (a CI timeout): both raise
-:class:`~.interrupt.Interrupted` inside the command, which writes what it has judged.  A
-:class:`~wheelspec.spec.errors.WheelspecError` that reaches this file is printed as one line
-(control characters escaped) with its ``exit_code``, never a traceback; a
-:class:`~wheelspec.spec.errors.Bug` (an ``InvariantError``, a ``RunnerBug``) is a bug in wheelspec
-and keeps its traceback.
+or adapter errors, 3 a bug in wheelspec, 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM (a CI
+timeout): both raise :class:`~.interrupt.Interrupted` inside the command, which writes what it has
+judged.  A :class:`~wheelspec.spec.errors.WheelspecError` that reaches this file is printed as one
+line (control characters escaped) with its ``exit_code``, never a traceback; a
+:class:`~wheelspec.spec.errors.Bug` (an ``InvariantError``, a ``RunnerBug``) is a bug in wheelspec:
+it is printed with its traceback, to be reported, and exits 3, a code no verdict uses, so that a
+CI reading exit codes never takes wheelspec's own failure for one of the implementation's.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import argparse
 import contextlib
 import importlib
 import sys
+import traceback
 from collections.abc import Iterator
 
 from wheelspec.conformance.cli.args import NO_MORE_DETAIL, QUIET_HELP, Parser, describe_top
@@ -133,8 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with signals_raise(), _protocol_log(args), _quiet(args):
             return int(getattr(mod, f"run_{args._name.replace('-', '_')}")(args) or 0)
-    except Bug:
-        raise
+    except Bug as e:
+        traceback.print_exception(e)
+        print(f"wheelspec {args._name}: internal error: a bug in wheelspec, not a verdict about the implementation "
+              "(exit 3); please report it with the traceback above", file=sys.stderr)
+        return e.exit_code
     except WheelspecError as e:
         print(f"wheelspec {args._name}: error: {printable(str(e))}", file=sys.stderr)
         return e.exit_code

@@ -210,6 +210,7 @@ class Once(argparse.Action):
 
 #: the exit codes every command shares (a command's ``1`` is said in its own epilog)
 EXIT_COMMON = ("  2    usage, configuration or adapter error (one line on stderr)\n"
+               "  3    a bug in wheelspec (its traceback on stderr), never a verdict\n"
                "  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM (a CI timeout): what was judged is written")
 
 

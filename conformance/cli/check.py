@@ -229,7 +229,7 @@ def run_check(args: argparse.Namespace) -> int:
     from wheelspec.conformance.check.report import ImplReport, exit_code, print_summary
     from wheelspec.conformance.check.session import check_one
     from wheelspec.conformance.interrupt import as_interrupted
-    from wheelspec.spec.errors import UserError
+    from wheelspec.spec.errors import Bug, UserError
     from wheelspec.spec.show import printable
 
     if args.schedules < 0:
@@ -257,7 +257,12 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         with progress:
             for rep in reports:
-                check_one(rep.impl, opts, scenarios, kinds, rep=rep, progress=progress)
+                try:
+                    check_one(rep.impl, opts, scenarios, kinds, rep=rep, progress=progress)
+                except Bug as e:  # the reports must not read as a verdict on what it cut short
+                    rep.bug, rep.incomplete = True, True
+                    rep.error = f"a bug in wheelspec stopped this check (not a verdict): {printable(str(e))}"
+                    raise
                 # Partial results first: a run killed outright (SIGKILL) still leaves these.
                 _write_reports(args, reports, meta, final=False)
     except KeyboardInterrupt as e:  # SIGINT, or SIGTERM through conformance.interrupt
@@ -319,7 +324,8 @@ def run_replay(args: argparse.Namespace) -> int:
     from wheelspec.conformance.check.judge import claimed_profile
     from wheelspec.conformance.check.report import ImplReport, exit_code
     from wheelspec.conformance.interrupt import as_interrupted
-    from wheelspec.spec.errors import UserError
+    from wheelspec.spec.errors import Bug, UserError
+    from wheelspec.spec.show import printable
 
     _one_stdout_report(args)
     from wheelspec.conformance.check import compiled_oracle
@@ -343,6 +349,9 @@ def run_replay(args: argparse.Namespace) -> int:
         prof = claimed_profile(hello.capabilities, sc.config)
     except UserError as e:  # an adapter error, or an --impl that does not resolve
         rep.error, rep.incomplete = str(e), False
+        raise
+    except Bug as e:  # the report must not read as a verdict
+        rep.bug, rep.error = True, f"a bug in wheelspec stopped this replay (not a verdict): {printable(str(e))}"
         raise
     except KeyboardInterrupt as e:
         stop = as_interrupted(e)
