@@ -9,6 +9,8 @@ halves::
     python -m wheelspec.benchmarks.verdicts run OUT_AFTER
     # what moved
     python -m wheelspec.benchmarks.verdicts diff OUT_BEFORE OUT_AFTER
+    # what each check cost (CPU seconds of the check and the processes it started), side by side
+    python -m wheelspec.benchmarks.verdicts cpu OUT_BEFORE OUT_AFTER
 
 The implementations (:data:`IMPLS`) are wheelspec's engines, the test fixtures (broken engines
 in-process and served, the variants of ``tests/fixtures/variants`` and their correct timer) and
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -69,17 +72,54 @@ def _safe(impl: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", impl.replace("{python} ", ""))[:120]
 
 
-def run(out: Path, *, python: str, cwd: str, schedules: int, seed: int) -> None:
+#: where ``run`` keeps each check's CPU seconds (its process and every process it started)
+CPU_FILE = "cpu.json"
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run(out: Path, *, python: str, cwd: str, schedules: int, seed: int, env: dict[str, str] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     impls = [*IMPLS, *_variant_impls(python, cwd)]
+    cpu: dict[str, float] = {}
     for impl in impls:
         spec = impl.format(python=python)
         dest = out / f"{_safe(impl)}.json"
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _children_cpu()
         cmd = [python, "-m", "wheelspec", "check", "--impl", spec, "--schedules", str(schedules),
                "--seed", str(seed), "--json", str(dest), "--out", str(out / "cx")]
-        rc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"})
-        print(f"{impl}: exit {rc.returncode} in {time.perf_counter() - t0:.1f} s", flush=True)
+        rc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                            env={**os.environ, **(env or {}), "COLUMNS": "200"})
+        cpu[dest.name] = round(_children_cpu() - c0, 2)
+        print(f"{impl}: exit {rc.returncode} in {time.perf_counter() - t0:.1f} s, {cpu[dest.name]:.1f} s of CPU",
+              flush=True)
+    (out / CPU_FILE).write_text(json.dumps(cpu, indent=1) + "\n")
+
+
+def _first_failures(path: Path) -> str:
+    """Schedules run before the first failing one, per campaign kind (``-``: none failed)."""
+    report = json.loads(path.read_text())
+    first: dict[str, int] = {}
+    for f in report["implementations"][0].get("campaign", {}).get("failures", []):
+        first[f["kind"]] = min(first.get(f["kind"], f["seed"]), f["seed"])
+    seed0 = report.get("first_seed", 0)
+    return ", ".join(f"{k} {s - seed0 + 1}" for k, s in sorted(first.items())) or "-"
+
+
+def cpu(before: Path, after: Path) -> int:
+    """CPU seconds of each check in both folders (``run`` records them), side by side, with the
+    schedules each campaign ran up to and including its first failing one (AFTER's report)."""
+    a, b = (json.loads((d / CPU_FILE).read_text()) for d in (before, after))
+    print("| implementation | schedules to first detection | CPU s before | CPU s after | ratio |")
+    print("|---|---|---|---|---|")
+    for name in sorted(set(a) & set(b)):
+        print(f"| {name[:-5]} | {_first_failures(after / name)} | {a[name]:.1f} | {b[name]:.1f} | "
+              f"{a[name] / b[name]:.2f}x |")
+    print(f"| total | | {sum(a[n] for n in set(a) & set(b)):.1f} | {sum(b[n] for n in set(a) & set(b)):.1f} | |")
+    return 0
 
 
 def _norm(x: Any, python: str, out: str) -> Any:
@@ -145,7 +185,7 @@ def diff(before: Path, after: Path, redrawn: set[str], ignore: frozenset[str] = 
     """Print what moved; seeds of the kinds in ``redrawn`` (a generator version changed between
     the trees, so seed N is another schedule) are compared as counts and properties only; keys in
     ``ignore`` (fields one tree adds, or text both word differently) are left out everywhere."""
-    names = sorted({p.name for p in before.glob("*.json")} | {p.name for p in after.glob("*.json")})
+    names = sorted(({p.name for p in before.glob("*.json")} | {p.name for p in after.glob("*.json")}) - {CPU_FILE})
     same = 0
     for name in names:
         a, b = before / name, after / name
@@ -186,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--cwd", default=".", help="the tree's checkout (default: here)")
     r.add_argument("--schedules", type=int, default=150, help="schedules per campaign kind (default 150)")
     r.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
+    r.add_argument("--pythonpath", default="", help="PYTHONPATH of the checks: another tree laid out as a package "
+                                                    "(as runner_speed's --tree) instead of the installed one")
     d = sub.add_parser("diff", help="compare two folders written by run")
     d.add_argument("before", type=Path)
     d.add_argument("after", type=Path)
@@ -194,10 +236,16 @@ def main(argv: list[str] | None = None) -> int:
                         "are compared as counts and properties, not seed by seed")
     d.add_argument("--ignore", default="", metavar="KEY,KEY",
                    help="keys left out at every depth of both reports (a field only one tree writes)")
+    c = sub.add_parser("cpu", help="the CPU of each check in two folders written by run, side by side")
+    c.add_argument("before", type=Path)
+    c.add_argument("after", type=Path)
     args = p.parse_args(argv)
     if args.cmd == "run":
-        run(args.out, python=args.python, cwd=args.cwd, schedules=args.schedules, seed=args.seed)
+        env = {"PYTHONPATH": args.pythonpath} if args.pythonpath else None
+        run(args.out, python=args.python, cwd=args.cwd, schedules=args.schedules, seed=args.seed, env=env)
         return 0
+    if args.cmd == "cpu":
+        return cpu(args.before, args.after)
     return diff(args.before, args.after, set(args.redrawn),
                 frozenset(k for k in args.ignore.split(",") if k))
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from wheelspec.conformance.adapters import reference_adapter
 from wheelspec.conformance.adapters.protocol import Config, Response
-from wheelspec.conformance.check import compiled_oracle, judge
+from wheelspec.conformance.check import compiled_oracle, judge, oracle
 from wheelspec.conformance.check.coverage import NAMES, Probe
 from wheelspec.conformance.check.generate import generate
 from wheelspec.conformance.check.runner import RunnerBug, run_ops
@@ -36,7 +36,7 @@ def both(cfg: Config, schedule: list[ops.Op], protocol: int = 2) -> tuple[tuple,
     """(responses, non-zero coverage counts) of the reference oracle and of the compiled one."""
     caps = dataclasses.replace(CAPS, protocol=protocol)
     ref_probe, cmp_probe = Probe(), Probe()
-    ref = judge.oracle_run(caps, cfg, schedule, ref_probe, engine="reference")
+    ref = oracle.oracle_run(caps, cfg, schedule, ref_probe, engine="reference")
     got = compiled_oracle.compiled_run(caps.effective(cfg), schedule, cmp_probe, protocol)
     assert got is not None, "the compiled oracle declined a plain timer schedule"
     assert isinstance(got, compiled_oracle.CompiledRun) and not isinstance(ref, compiled_oracle.CompiledRun)
@@ -96,6 +96,27 @@ def test_lockstep_on_campaign_schedules() -> None:
     assert ran >= examples(150, 400) * 9 // 10
 
 
+def test_lockstep_for_an_implementation_compared_by_refusals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timer the oracle compares by refusals only (here one claiming ``strict``) is judged
+    against Kafka's SystemTimer at tick 1 and wheel size 20: the compiled oracle's run of it, and
+    the coverage counted on it, equal the reference's."""
+    compiled_now(monkeypatch)
+    monkeypatch.setattr(oracle, "_ORACLES", oracle._OracleRuns())
+    caps = dataclasses.replace(CAPS, profile="strict", tick_ms=None, wheel_size=None, configurable=())
+    assert oracle.oracle_mode(caps) == "refusals"
+    compiled = 0
+    for seed in range(examples(60, 200)):
+        cfg, schedule = generate("timer", seed)
+        got_probe, ref_probe = Probe(), Probe()
+        got = oracle.oracle_run(caps, cfg, schedule, got_probe)
+        ref = oracle.oracle_run(caps, cfg, schedule, ref_probe, engine="reference")
+        compiled += isinstance(got, compiled_oracle.CompiledRun)
+        assert not isinstance(ref, compiled_oracle.CompiledRun)
+        assert [s.response for s in got.steps] == [s.response for s in ref.steps], f"seed {seed}"
+        assert compiled_oracle.counts_of(got_probe) == compiled_oracle.counts_of(ref_probe), f"seed {seed}"
+    assert compiled >= examples(60, 200) * 9 // 10
+
+
 def test_situations_are_the_probes() -> None:
     assert set(oracle_kernels.TIMER_SITUATIONS) <= set(NAMES)
 
@@ -110,39 +131,67 @@ def test_declines_what_it_does_not_run(schedule: list[ops.Op], monkeypatch: pyte
     compiled_now(monkeypatch)
     assert compiled_oracle.compiled_run(Config(), schedule, None, 2) is None
     # and oracle_run then uses the reference: a plain Run
-    assert not isinstance(judge.oracle_run(CAPS, Config(), schedule), compiled_oracle.CompiledRun)
+    assert not isinstance(oracle.oracle_run(CAPS, Config(), schedule), compiled_oracle.CompiledRun)
 
 
 def test_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled_now(monkeypatch)
-    assert compiled_oracle.engine_for("exact", None) == "compiled"
-    for mode in ("multiset", "refusals"):
-        assert compiled_oracle.engine_for(mode, None) == "reference"
+    for mode in ("exact", "refusals"):  # both judge against Kafka's SystemTimer
+        assert compiled_oracle.engine_for(mode, None) == "compiled"
+    assert compiled_oracle.engine_for("multiset", None) == "reference"  # MockTimer
     assert compiled_oracle.engine_for("exact", [None, 1]) == "reference"  # executor order either
     assert compiled_oracle.engine_for("exact", None, "reference") == "reference"
     with compiled_oracle.using("reference"):
         assert compiled_oracle.engine_for("exact", None) == "reference"
-        assert not isinstance(judge.oracle_run(CAPS, Config(), [ops.AddTask(1, 3)]), compiled_oracle.CompiledRun)
+        assert not isinstance(oracle.oracle_run(CAPS, Config(), [ops.AddTask(1, 3)]), compiled_oracle.CompiledRun)
     assert compiled_oracle.chosen() == "compiled"
     # (a schedule the reference ran above: its run is held and reused, the same value)
-    assert not isinstance(judge.oracle_run(CAPS, Config(), [ops.AddTask(1, 3)]), compiled_oracle.CompiledRun)
-    assert isinstance(judge.oracle_run(CAPS, Config(), [ops.AddTask(2, 3)]), compiled_oracle.CompiledRun)
+    assert not isinstance(oracle.oracle_run(CAPS, Config(), [ops.AddTask(1, 3)]), compiled_oracle.CompiledRun)
+    assert isinstance(oracle.oracle_run(CAPS, Config(), [ops.AddTask(2, 3)]), compiled_oracle.CompiledRun)
     with pytest.raises(ValueError, match="unknown oracle"):
         compiled_oracle.use("fast")
 
 
-def test_the_reference_runs_until_loading_the_kernels_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_reference_runs_unless_loading_the_kernels_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled oracle serves once the timer work announced repays the kernels' load, or
+    once they are loaded anyway; work nobody announced (shrinking, a corpus) never loads them."""
     monkeypatch.delenv(compiled_oracle.ENV, raising=False)
     monkeypatch.setattr(compiled_oracle, "_kernels_loaded", lambda: False)
-    monkeypatch.setattr(compiled_oracle, "_reference_ops", [0])
-    n = compiled_oracle.PAYS_AFTER_OPS // 2
-    assert compiled_oracle.engine_for("exact", None, n=n) == "reference"
-    assert compiled_oracle.engine_for("exact", None, n=n) == "reference"
-    assert compiled_oracle.engine_for("exact", None, n=n) == "compiled"
-    assert compiled_oracle.engine_for("exact", None, "compiled") == "compiled"  # asked for: no waiting
-    monkeypatch.setattr(compiled_oracle, "_reference_ops", [0])
+    monkeypatch.setattr(compiled_oracle, "_announced", [0])
+    mean = compiled_oracle.MEAN_TIMER_REQUESTS
+    pays = -(-compiled_oracle.PAYS_AFTER_OPS // mean)  # schedules
+    schedule = [ops.Size()] * mean
+    watch = [ops.Watch(1, 5, ["k"], False, False)] * mean
+    for _ in range(3 * pays):  # unannounced work, however much of it
+        assert compiled_oracle.engine_for("exact", None, operations=schedule) == "reference"
+    compiled_oracle.expect("purgatory", 10 * pays)  # the compiled oracle runs none of them
+    compiled_oracle.expect("timer", pays - 1)
+    assert compiled_oracle.engine_for("exact", None, operations=schedule) == "reference"
+    compiled_oracle.expect("timer", 1)
+    assert compiled_oracle.engine_for("exact", None, operations=schedule) == "compiled"
+    assert compiled_oracle.engine_for("refusals", None, operations=schedule) == "compiled"
+    assert compiled_oracle.engine_for("exact", None, operations=watch) == "reference"  # a purgatory schedule
+    assert compiled_oracle.engine_for("multiset", None, operations=schedule) == "reference"  # MockTimer
+    assert compiled_oracle.engine_for("exact", None, "reference", schedule) == "reference"  # a confirmation
+    monkeypatch.setattr(compiled_oracle, "_announced", [0])
+    assert compiled_oracle.engine_for("exact", None, "compiled", schedule) == "compiled"  # asked for: no waiting
     monkeypatch.setattr(compiled_oracle, "_kernels_loaded", lambda: True)
-    assert compiled_oracle.engine_for("exact", None, n=1) == "compiled"
+    assert compiled_oracle.engine_for("exact", None, operations=schedule) == "compiled"
+
+
+def test_the_mean_timer_schedule_is_what_the_oracle_expects() -> None:
+    """:func:`compiled_oracle.expect` counts a timer schedule as ``MEAN_TIMER_REQUESTS``: the
+    generator's mean, within a tenth (else the load is paid too early or too late)."""
+    n = examples(200, 1000)
+    mean = sum(len(generate("timer", seed)[1]) for seed in range(n)) / n
+    assert abs(mean - compiled_oracle.MEAN_TIMER_REQUESTS) <= compiled_oracle.MEAN_TIMER_REQUESTS / 10, mean
+
+
+def test_a_schedule_bigger_than_the_engine_template_runs_in_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks = compiled_oracle.TEMPLATE_ROWS + 5
+    schedule = [ops.AddTask(t, 1 + t % 97) for t in range(tasks)] + [ops.AdvanceTo(50), ops.Size(),
+                                                                       ops.AdvanceTo(200), ops.Size()]
+    assert_lockstep(Config(1, 8, 3), schedule)
 
 
 def test_kernels_loaded_once_the_engine_ran() -> None:
@@ -174,10 +223,10 @@ def test_a_real_failure_is_confirmed_and_reported(monkeypatch: pytest.MonkeyPatc
     compiled_now(monkeypatch)
     cfg, schedule = Config(), [ops.AddTask(1, 5), ops.AdvanceTo(5)]
     run = run_ops(_LateByOne(), cfg, schedule)
-    oracle = judge.oracle_run(CAPS, cfg, schedule)
-    assert isinstance(oracle, compiled_oracle.CompiledRun)
-    found = [f for f in judge.judge(run, CAPS, oracle=oracle) if f.prop == "oracle"]
-    ref = judge.oracle_run(CAPS, cfg, schedule, engine="reference")
+    computed = oracle.oracle_run(CAPS, cfg, schedule)
+    assert isinstance(computed, compiled_oracle.CompiledRun)
+    found = [f for f in judge.judge(run, CAPS, oracle=computed) if f.prop == "oracle"]
+    ref = oracle.oracle_run(CAPS, cfg, schedule, engine="reference")
     assert found == [f for f in judge.judge(run, CAPS, oracle=ref) if f.prop == "oracle"] != []
 
 
@@ -197,12 +246,34 @@ _REAL_RUN = compiled_oracle.compiled_run
 
 def test_oracles_disagreeing_is_a_runner_bug(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled_now(monkeypatch)
-    monkeypatch.setattr(judge, "compiled_run", _planted)
-    monkeypatch.setattr(judge, "_ORACLES", judge._OracleRuns())
+    monkeypatch.setattr(oracle, "compiled_run", _planted)
+    monkeypatch.setattr(oracle, "_ORACLES", oracle._OracleRuns())
     cfg, schedule = Config(), [ops.AddTask(1, 5), ops.AdvanceTo(5)]
     run = run_ops(reference_adapter(), cfg, schedule)
     with pytest.raises(RunnerBug, match="compiled oracle and the reference disagree"):
         judge.judge(run, CAPS)
+
+
+def _refuses_adds(config: Config, operations: list[ops.Op], probe: object, protocol: int
+                  ) -> compiled_oracle.CompiledRun | None:
+    """A wrong compiled oracle: it refuses every add (what a comparison by refusals sees)."""
+    run = _REAL_RUN(config, operations, probe, protocol)
+    if run is None:
+        return None
+    steps = [dataclasses.replace(s, response=Response(s.response.now, error=("invalid", "planted")))
+             if isinstance(s.op, ops.AddTask) else s for s in run.steps]
+    return compiled_oracle.CompiledRun(run.config, steps)
+
+
+def test_oracles_disagreeing_on_refusals_is_a_runner_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled_now(monkeypatch)
+    monkeypatch.setattr(oracle, "compiled_run", _refuses_adds)
+    monkeypatch.setattr(oracle, "_ORACLES", oracle._OracleRuns())
+    caps = dataclasses.replace(CAPS, profile="strict", tick_ms=None, wheel_size=None, configurable=())
+    cfg, schedule = Config(), [ops.AddTask(1, 5), ops.AdvanceTo(5)]
+    run = run_ops(reference_adapter(), cfg, schedule)
+    with pytest.raises(RunnerBug, match="compiled oracle and the reference disagree"):
+        judge.judge(run, caps)
 
 
 def test_check_with_a_planted_oracle_reports_a_runner_bug(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
@@ -211,10 +282,34 @@ def test_check_with_a_planted_oracle_reports_a_runner_bug(monkeypatch: pytest.Mo
     from wheelspec.conformance.api import check_impl
 
     compiled_now(monkeypatch)
-    monkeypatch.setattr(judge, "compiled_run", _planted)
-    monkeypatch.setattr(judge, "_ORACLES", judge._OracleRuns())
+    monkeypatch.setattr(oracle, "compiled_run", _planted)
+    monkeypatch.setattr(oracle, "_ORACLES", oracle._OracleRuns())
     with pytest.raises(RunnerBug, match="compiled oracle and the reference disagree"):
         check_impl("optimized", schedules=3, kinds=["timer"], corpus=False, regressions=None, out=tmp_path)
+
+
+def test_the_command_exits_3_on_a_runner_bug_and_its_report_gives_no_verdict(
+        monkeypatch: pytest.MonkeyPatch, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``wheelspec check`` with a wrong compiled oracle planted: exit 3 (a bug in wheelspec, a
+    code no verdict uses), the traceback on stderr, and a JSON report whose implementation has
+    status ``error``, neither pass nor fail."""
+    import json
+
+    from wheelspec.conformance.cli import main
+
+    compiled_now(monkeypatch)
+    monkeypatch.setattr(oracle, "compiled_run", _planted)
+    monkeypatch.setattr(oracle, "_ORACLES", oracle._OracleRuns())
+    report = tmp_path / "r.json"
+    code = main(["check", "--impl", "optimized", "--no-corpus", "--kinds", "timer", "--schedules", "3",
+                 "--json", str(report), "--out", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "RunnerBug" in err and "Traceback" in err and "not a verdict" in err
+    d = json.loads(report.read_text())
+    impl = d["implementations"][0]
+    assert (d["exit_code"], d["ok"], impl["status"]) == (3, False, "error")
+    assert "a bug in wheelspec" in impl["error"]
 
 
 @pytest.mark.parametrize("choice", ["reference", "compiled"])

@@ -14,7 +14,8 @@ from wheelspec.conformance.adapters import reference_adapter, resolve
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Response
 from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.check.generate import KINDS, generate
-from wheelspec.conformance.check.judge import judge, oracle_failures, oracle_mode
+from wheelspec.conformance.check.judge import judge, oracle_failures
+from wheelspec.conformance.check.oracle import oracle_mode
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops

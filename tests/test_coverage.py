@@ -16,7 +16,7 @@ from wheelspec.conformance.check import coverage
 from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.check.defaults import DEFAULT_SCHEDULES
 from wheelspec.conformance.check.generate import KINDS
-from wheelspec.conformance.check.judge import oracle_run
+from wheelspec.conformance.check.oracle import oracle_run
 from wheelspec.conformance.check.report import ImplReport, print_summary, write_json, write_junit
 from wheelspec.spec import ops
 

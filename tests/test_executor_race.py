@@ -18,7 +18,8 @@ import pytest
 from wheelspec import optimized
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
 from wheelspec.conformance.check.corpus import load, run_scenario
-from wheelspec.conformance.check.judge import judge, purge_points
+from wheelspec.conformance.check.judge import judge
+from wheelspec.conformance.check.oracle import purge_points
 from wheelspec.conformance.check.runner import run_ops
 from wheelspec.reference import Simulation
 from wheelspec.spec import events as ev

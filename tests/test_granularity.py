@@ -17,7 +17,8 @@ from fixtures import coarse_wheel
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
 from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.check.corpus import Scenario, load_corpus, run_scenario
-from wheelspec.conformance.check.judge import claimed_profile, oracle_mode, within_granularity
+from wheelspec.conformance.check.judge import claimed_profile, within_granularity
+from wheelspec.conformance.check.oracle import oracle_mode
 from wheelspec.conformance.cli import main
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops

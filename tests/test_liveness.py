@@ -160,7 +160,7 @@ class _InProcess:
 
 class _CallsTheJudgeWrongly(_InProcess):
     def request(self, op: ops.Op) -> Response:
-        from wheelspec.conformance.check.judge import oracle_mode
+        from wheelspec.conformance.check.oracle import oracle_mode
 
         oracle_mode(None)  # raises inside the runner's own module
         raise AssertionError("unreachable")

@@ -220,7 +220,7 @@ def _oracle_ahead(caps: Capabilities, cfg: Config, schedule: list[ops.Op], into:
     adapter computes them meanwhile); nothing for an implementation declaring executor order
     ``either``, whose oracle follows the purge points of its answers."""
     from wheelspec.conformance.check.coverage import Probe
-    from wheelspec.conformance.check.judge import oracle_run
+    from wheelspec.conformance.check.oracle import oracle_run
     from wheelspec.spec.profiles import EITHER_ORDER
 
     if caps.executor_order != EITHER_ORDER:

@@ -1,15 +1,17 @@
 """The compiled oracle: the reference run of a timer schedule (Kafka's ``SystemTimer``) and its
 semantic coverage, computed in one compiled call (:mod:`wheelspec.optimized.oracle_kernels`).
 
-:func:`~.judge.oracle_run` asks :func:`engine_for` which oracle runs a schedule:
+:func:`~.oracle.oracle_run` asks :func:`engine_for` which oracle runs a schedule:
 
 * ``compiled`` when the user chose it (``--oracle compiled``, the default; the choice is the
   environment variable :data:`ENV`, so a campaign's worker processes inherit it), the oracle
-  mode is ``exact`` (an implementation claiming Kafka's wheel) and no executor-order purge
-  points are followed; :func:`compiled_run` then runs the schedule if every request is a timer
-  request (add, cancel, advance, size) with plain in-range ints, and returns None otherwise;
+  runs Kafka's ``SystemTimer`` (mode ``exact``: an implementation claiming Kafka's wheel, at its
+  tick and wheel size; mode ``refusals``: any other timer but MockTimer's kin, at tick 1 and
+  wheel size 20) and follows no executor-order purge points; :func:`compiled_run` then runs the
+  schedule if every request is a timer request (add, cancel, advance, size) with plain in-range
+  ints, and returns None otherwise;
 * the reference (``wheelspec.reference`` under the coverage probe) in every other case: the
-  ``multiset`` and ``refusals`` modes, executor order ``either``, a declared range
+  ``multiset`` mode (MockTimer), executor order ``either``, a declared range
   (:func:`~.judge.declared_oracle`), purgatory schedules, a replay (:func:`using`), and any
   schedule :func:`compiled_run` declines.
 
@@ -97,12 +99,29 @@ def using(name: str) -> Iterator[None]:
             os.environ[ENV] = old
 
 
-#: requests the reference oracle runs in a process before the compiled one takes over, unless the
-#: engine's kernels are loaded already: loading them from numba's cache costs about 2 s of CPU
-#: (3 s with numba's import) once per process, and the compiled oracle saves about 35 us per
-#: request (``docs/guides/CAMPAIGN.md``, "The oracle"), so a shorter run is faster without it
-PAYS_AFTER_OPS = 80_000
-_reference_ops = [0]
+#: oracle requests after which loading the compiled kernels pays: loading them (numba's import and
+#: its cache) costs a process about 0.8 s of CPU, and the compiled oracle saves about 37 us per
+#: request over the reference (``docs/guides/CAMPAIGN.md``, "The oracle"; measured by
+#: ``benchmarks/oracle_load.py``)
+PAYS_AFTER_OPS = 22_000
+#: the timer requests this process's callers said it is about to judge (:func:`expect`)
+_announced = [0]
+#: the modes the compiled oracle runs: both judge against Kafka's ``SystemTimer`` (``refusals``
+#: at tick 1 and wheel size 20, ``exact`` with the implementation's own); ``multiset`` is MockTimer
+COMPILED_MODES = ("exact", "refusals")
+
+
+#: requests in a campaign timer schedule, on average (seeds 0-2999: 77 228 requests)
+MEAN_TIMER_REQUESTS = 26
+
+
+def expect(kind: str, schedules: int) -> None:
+    """Tell the oracle that this process is about to judge ``schedules`` campaign schedules of
+    ``kind`` (a campaign of ``wheelspec check``, a block of a ``--workers`` process, a Spark task):
+    once the timer requests announced are enough to pay for the kernels' load, the compiled
+    oracle serves from the next schedule on.  (The compiled oracle runs timer schedules only.)"""
+    if kind == "timer":
+        _announced[0] += max(0, schedules) * MEAN_TIMER_REQUESTS
 
 
 def _kernels_loaded() -> bool:
@@ -113,63 +132,76 @@ def _kernels_loaded() -> bool:
     return bool((tk is not None and tk.advance.overloads) or (ok is not None and ok.run_timer_schedule.overloads))
 
 
-def engine_for(mode: str, points: Sequence[int | None] | None, engine: str | None = None, n: int = 0) -> str:
-    """``compiled`` or ``reference``: the oracle that runs a schedule of ``n`` requests judged in
-    oracle ``mode`` (``points``: the purge points an ``either`` implementation's oracle follows).
+#: the requests of a timer schedule: the only schedules the compiled oracle runs
+TIMER_REQUESTS = frozenset({ops.AddTask, ops.CancelTask, ops.AdvanceTo, ops.Size})
+
+
+def engine_for(mode: str, points: Sequence[int | None] | None, engine: str | None = None,
+               operations: Sequence[ops.Op] = ()) -> str:
+    """``compiled`` or ``reference``: the oracle that runs ``operations`` judged in oracle
+    ``mode`` (``points``: the purge points an ``either`` implementation's oracle follows).
     ``engine`` overrides the user's choice (the judge's confirmation asks for the reference).
-    Under the choice ``compiled`` the reference still runs a process's first
-    :data:`PAYS_AFTER_OPS` requests, unless the kernels are loaded already."""
+    Under the choice ``compiled`` the reference still runs the schedules of a process that has
+    neither the kernels loaded nor :data:`PAYS_AFTER_OPS` timer requests announced
+    (:func:`expect`): the load is paid only for work known to repay it.  Work nobody announced
+    (shrinking a failing schedule, a corpus, a library call) uses whichever oracle the process
+    has: a shrink that is short would be made slower by the load, and one that is long cannot be
+    told from it at its start."""
     want = engine or chosen()
-    if want != "compiled" or mode != "exact" or points is not None:
+    if want != "compiled" or mode not in COMPILED_MODES or points is not None:
         return "reference"
-    if engine == "compiled" or _kernels_loaded() or _reference_ops[0] >= PAYS_AFTER_OPS:
+    if not all(type(op) in TIMER_REQUESTS for op in operations):
+        return "reference"  # a purgatory schedule: the compiled oracle does not run it
+    if engine == "compiled" or _kernels_loaded() or _announced[0] >= PAYS_AFTER_OPS:
         return "compiled"
-    _reference_ops[0] += n
     return "reference"
-
-
-def _plain(x: object, lo: int, hi: int) -> bool:
-    return type(x) is int and lo <= x <= hi
 
 
 def encode(operations: Sequence[ops.Op], protocol: int) -> tuple[np.ndarray, ...] | None:
     """The schedule as the kernel's arrays (kind, row or time, delay) and the task id of each row;
     None if a request is not a plain timer request (the reference runs it: its refusals and
-    messages for odd values are the reference's to give)."""
+    messages for odd values are the reference's to give; so does a request of a subclass of
+    the timer requests)."""
     from wheelspec.optimized import oracle_kernels as OK
 
-    n = len(operations)
-    kind = np.empty(n, np.int8)
-    arg = np.zeros(n, np.int64)
-    delay = np.zeros(n, np.int64)
+    add, cancel, advance, size = ops.AddTask, ops.CancelTask, ops.AdvanceTo, ops.Size
+    kind: list[int] = []
+    arg: list[int] = []
+    delay: list[int] = []
     rows: dict[int, int] = {}
     added: set[int] = set()
-    for i, op in enumerate(operations):
-        if isinstance(op, ops.AdvanceTo):
-            if not _plain(op.time, 0, MAX_TIME_MS):
+    op: Any  # one of the four timer requests, told apart by its exact type
+    for op in operations:
+        t = type(op)
+        k, a, d = OK.OP_SIZE, 0, 0
+        if t is advance:
+            a = op.time
+            if type(a) is not int or not 0 <= a <= MAX_TIME_MS:
                 return None
-            kind[i], arg[i] = OK.OP_ADVANCE, op.time
-        elif isinstance(op, ops.AddTask | ops.CancelTask):
+            k = OK.OP_ADVANCE
+        elif t is add or t is cancel:
             task = op.task
-            if not _plain(task, 0, MAX_ID):
+            if type(task) is not int or not 0 <= task <= MAX_ID:
                 return None
-            if isinstance(op, ops.AddTask):
-                if not _plain(op.delay, MIN_DELAY_MS, MAX_DELAY_MS):
+            if t is add:
+                d = op.delay
+                if type(d) is not int or not MIN_DELAY_MS <= d <= MAX_DELAY_MS:
                     return None
-                kind[i], delay[i] = OK.OP_ADD, op.delay
+                k = OK.OP_ADD
                 added.add(task)
             elif protocol < 2 and task not in added:  # version 1 refuses it (base.SimulationAdapter)
-                kind[i] = OK.OP_REFUSED_CANCEL
-                continue
+                k = OK.OP_REFUSED_CANCEL
             else:
-                kind[i] = OK.OP_CANCEL
-            arg[i] = rows.setdefault(task, len(rows))
-        elif isinstance(op, ops.Size):
-            kind[i] = OK.OP_SIZE
-        else:
+                k = OK.OP_CANCEL
+            if k != OK.OP_REFUSED_CANCEL:
+                a = rows.setdefault(task, len(rows))
+        elif t is not size:
             return None
+        kind.append(k)
+        arg.append(a)
+        delay.append(d)
     ext = np.fromiter(rows, np.int64, len(rows)) if rows else np.zeros(1, np.int64)
-    return kind, arg, delay, ext
+    return np.array(kind, np.int8), np.array(arg, np.int64), np.array(delay, np.int64), ext
 
 
 def compiled_run(config: Config, operations: Sequence[ops.Op], probe: Any, protocol: int) -> CompiledRun | None:
@@ -178,7 +210,6 @@ def compiled_run(config: Config, operations: Sequence[ops.Op], probe: Any, proto
     added to ``probe.counts`` (a :class:`~.coverage.Probe`, or None); None when the schedule is
     not one it runs (:func:`encode`) or the engine ran out of room."""
     from wheelspec.optimized import oracle_kernels as OK
-    from wheelspec.optimized.timer import ArrayTimer
 
     enc = encode(operations, protocol)
     if enc is None:
@@ -186,20 +217,18 @@ def compiled_run(config: Config, operations: Sequence[ops.Op], probe: Any, proto
     kind, arg, delay, ext = enc
     n = kind.shape[0]
     adds = int(np.count_nonzero(kind == OK.OP_ADD))
-    try:
-        timer = ArrayTimer(config.tick_ms, config.wheel_size, config.start_ms, capacity=ext.shape[0])
-    except (ValueError, TypeError):
-        return None  # a configuration the reference refuses, as the reference refuses it
     # room for every entry a schedule can hold at once: pending ones and tombstones
-    timer.reserve(ext.shape[0], pending=2 * adds + 64)
+    engine = _fresh_engine(config, ext.shape[0], 2 * adds + 64)
+    if engine is None:
+        return None  # a configuration the reference refuses, as the reference refuses it
     out = np.empty((2, adds + 1), np.int64)
     res, rnow = np.zeros(n, np.int64), np.zeros(n, np.int64)
     err = np.zeros(n, np.int8)
     fstart = np.zeros(n + 1, np.int64)
     ftask, fexp = np.zeros(adds + 1, np.int64), np.zeros(adds + 1, np.int64)
     cov = np.zeros(len(OK.TIMER_SITUATIONS), np.int64)
-    arrays = (timer.S, timer.lv, timer.bk, timer.heap, timer.tk, timer.live, timer.pid, timer.pexp, timer.cnext, out,
-              timer.sids, timer.sexps, timer.scr)
+    S, lv, bk, heap, tk, live, pid, pexp, cnext, sids, sexps, scr = engine
+    arrays = (S, lv, bk, heap, tk, live, pid, pexp, cnext, out, sids, sexps, scr)
     results = (res, err, rnow, fstart, ftask, fexp, cov)
     status = OK.run_timer_schedule(arrays, (kind, arg, delay), config.start_ms, results)
     if status != OK.OK:
@@ -209,26 +238,74 @@ def compiled_run(config: Config, operations: Sequence[ops.Op], probe: Any, proto
     return _as_run(config, operations, (kind, res, err, rnow, fstart, ext[ftask], fexp))
 
 
+#: the room an empty engine template holds (task rows, pending entries): a campaign schedule
+#: fits; a bigger one gets an engine of its own size
+TEMPLATE_ROWS, TEMPLATE_PENDING = 512, 2048
+_TEMPLATES: dict[tuple[int, int], tuple[np.ndarray, ...] | None] = {}
+
+
+def _engine_arrays(timer: Any) -> tuple[np.ndarray, ...]:
+    return (timer.S, timer.lv, timer.bk, timer.heap, timer.tk, timer.live, timer.pid, timer.pexp, timer.cnext,
+            timer.sids, timer.sexps, timer.scr)
+
+
+def _fresh_engine(config: Config, rows: int, pending: int) -> tuple[np.ndarray, ...] | None:
+    """The arrays of an empty ``ArrayTimer`` (Kafka's ``SystemTimer`` with ``config``'s tick, wheel
+    size and start) with room for ``rows`` task rows and ``pending`` entries; None if the engine
+    refuses the configuration.  A schedule that fits gets copies of an empty engine made once
+    per tick and wheel size, its clock set to the start (the only part of an empty engine that
+    depends on it: ``layout.new_timer_arrays``); building one costs some 20 times the copies."""
+    from wheelspec.optimized import layout as L
+    from wheelspec.optimized.timer import ArrayTimer
+    from wheelspec.spec.limits import check_time
+
+    try:
+        start = check_time("start_ms", config.start_ms)
+        key = (config.tick_ms, config.wheel_size)
+        if rows > TEMPLATE_ROWS or pending > TEMPLATE_PENDING or type(key[0]) is not int or type(key[1]) is not int:
+            timer = ArrayTimer(config.tick_ms, config.wheel_size, start, capacity=rows)
+            timer.reserve(rows, pending=pending)
+            return _engine_arrays(timer)
+        if key not in _TEMPLATES:
+            timer = ArrayTimer(config.tick_ms, config.wheel_size, 0, capacity=TEMPLATE_ROWS)
+            timer.reserve(TEMPLATE_ROWS, pending=TEMPLATE_PENDING)
+            _TEMPLATES[key] = _engine_arrays(timer)
+    except (ValueError, TypeError):
+        return None
+    template = _TEMPLATES[key]
+    assert template is not None
+    engine = tuple(a.copy() for a in template)
+    lv, tick, wheel = engine[1], config.tick_ms, config.wheel_size
+    lv[0, L.LV_CUR] = start - start % tick
+    lv[0, L.LV_CVID] = start // tick
+    lv[0, L.LV_CIDX] = (start // tick) % wheel
+    lv[0, L.LV_END] = lv[0, L.LV_CUR] + tick * wheel
+    return engine
+
+
 def _as_run(config: Config, operations: Sequence[ops.Op], arrays: tuple[np.ndarray, ...]) -> CompiledRun:
     """The kernel's answers as the :class:`~.runner.Run` the judge compares (responses, history)."""
     from wheelspec.optimized import oracle_kernels as OK
 
     kind, res, err, rnow, fstart, ftask, fexp = (a.tolist() for a in arrays)
-    fire = ev.Fire
+    fire, response, step = ev.Fire, Response, Step
+    refused_cancel, backwards, cancel = OK.OP_REFUSED_CANCEL, OK.ERR_BACKWARDS, OK.OP_CANCEL
+    with_result = (OK.OP_ADD, OK.OP_SIZE)
     steps: list[Step] = []
     for i, op in enumerate(operations):
         k, now = kind[i], rnow[i]
-        if k == OK.OP_REFUSED_CANCEL and isinstance(op, ops.CancelTask):
-            resp = Response(now, error=("unknown-id", f"cancel: unknown task id {op.task}"))
-        elif err[i] == OK.ERR_BACKWARDS and isinstance(op, ops.AdvanceTo):
-            resp = Response(now, error=("invalid", f"time_ms={op.time} is before the clock's current time "
-                                                   f"{now}: time never goes back"))
+        if k == refused_cancel:
+            assert isinstance(op, ops.CancelTask)
+            resp = response(now, error=("unknown-id", f"cancel: unknown task id {op.task}"))
+        elif err[i] == backwards:
+            assert isinstance(op, ops.AdvanceTo)
+            resp = response(now, error=("invalid", f"time_ms={op.time} is before the clock's current time {now}: "
+                                                   "time never goes back"))
         else:
             a, b = fstart[i], fstart[i + 1]
             events: list[ev.Event] = [fire(now, t, e) for t, e in zip(ftask[a:b], fexp[a:b])] if b > a else []
-            result = (res[i] if k in (OK.OP_ADD, OK.OP_SIZE) else bool(res[i]) if k == OK.OP_CANCEL else None)
-            resp = Response(now, events, result)
-        steps.append(Step(op, resp))
+            resp = response(now, events, res[i] if k in with_result else bool(res[i]) if k == cancel else None)
+        steps.append(step(op, resp))
     return CompiledRun(config, steps)
 
 

@@ -3,7 +3,7 @@
 A random campaign is only as good as the states it reaches.  This module counts, per schedule,
 the *situations* the semantics singles out (each defined in one line in :data:`SITUATIONS`, with
 the section of SEMANTICS.md that names it).  They are counted on the **reference** run the judge
-makes anyway (the oracle, :func:`~.judge.oracle_run`): a :class:`Probe` wraps the reference
+makes anyway (the oracle, :func:`~.oracle.oracle_run`): a :class:`Probe` wraps the reference
 adapter and reads the reference's internal state around each request (wheel levels, bucket
 windows, the base clock, the purgatory's estimate), which a black-box history does not show.  So
 the counts say what the *schedules* exercise, measured on Kafka's classes, whatever the

@@ -90,6 +90,7 @@ def _adapter() -> Any:
 def judge_block(kind: str, seeds: list[int]) -> BlockResult:
     """In a worker: run, judge and shrink the schedules of ``seeds``, as one process would."""
     from wheelspec.conformance.adapters.subprocess_adapter import AdapterError
+    from wheelspec.conformance.check import compiled_oracle
     from wheelspec.conformance.check.campaign import run_seed_range
     from wheelspec.spec.errors import UserError
 
@@ -104,6 +105,7 @@ def judge_block(kind: str, seeds: list[int]) -> BlockResult:
 
     try:
         adapter = _adapter()
+        compiled_oracle.expect(kind, len(seeds))
         run_seed_range(adapter, setup.caps, kind, seeds, impl_name=setup.impl_name,
                        on_seed=res.outcomes.append, on_run=on_run, accept=setup.accept)
     except (AdapterError, UserError) as e:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello
+from wheelspec.conformance.check import compiled_oracle
 from wheelspec.conformance.check.campaign import PropertyShrinks, SeedOutcome, run_seed_range
 from wheelspec.conformance.check.corpus import Scenario, declared_range_result, run_scenario
 from wheelspec.conformance.check.generate import generate
@@ -106,6 +107,7 @@ def campaign_kind(adapter: Any, caps: Capabilities, kind: str, seeds: Sequence[i
 
     ``on_salvaged``: whatever ends the loop while a schedule that ran is judged or shrunk, that
     schedule's verdict (without a counterexample, :func:`salvaged`) is handed to it first."""
+    compiled_oracle.expect(kind, len(seeds))
     failed = 0
     # The run of the schedule being judged, held from the moment it ran until its outcome is in:
     # an interruption or adapter error while judging or shrinking it keeps the verdict.

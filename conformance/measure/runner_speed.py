@@ -92,7 +92,7 @@ def breakdown(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any
     """One implementation's checked operations taken apart in this process (module doc): CPU
     seconds per part, the adapter process's CPU, the operations."""
     from wheelspec.conformance.adapters.resolve import resolve
-    from wheelspec.conformance.check import judge
+    from wheelspec.conformance.check import compiled_oracle, judge, oracle
     from wheelspec.conformance.check.coverage import Probe
     from wheelspec.conformance.check.generate import generate
     from wheelspec.conformance.check.narrow import narrow
@@ -107,6 +107,7 @@ def breakdown(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any
     run_ops(adapter, *generate(kinds_list[0], seed))  # warm: a JIT, the adapter's first run
     adapter_before = _adapter_cpu(adapter)
     for kind in kinds_list:
+        compiled_oracle.expect(kind, schedules)  # as a campaign of wheelspec check announces itself
         for s in range(seed, seed + schedules):
             t0 = clock()
             cfg, schedule = generate(kind, s)
@@ -116,9 +117,9 @@ def breakdown(impl: str, schedules: int, seed: int, kinds: str) -> dict[str, Any
 
             def oracle_run(cfg: Any = cfg, schedule: Any = schedule, ahead: dict[str, Any] = ahead) -> None:
                 start = clock()
-                judge._ORACLES = judge._OracleRuns()  # every oracle run computed, none reused
+                oracle._ORACLES = oracle._OracleRuns()  # every oracle run computed, none reused
                 probe = Probe()
-                ahead.update(oracle=judge.oracle_run(caps, cfg, schedule, probe), probe=probe)
+                ahead.update(oracle=oracle.oracle_run(caps, cfg, schedule, probe), probe=probe)
                 ahead["cpu"] = clock() - start
 
             # As wheelspec check does it: a pipelined adapter computes while the oracle runs.

@@ -69,6 +69,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     from wheelspec.conformance.adapters import resolve
+    from wheelspec.conformance.check import compiled_oracle
     from wheelspec.conformance.check.campaign import run_seed_range
     from wheelspec.conformance.traces.format import TraceWriter, verdicts_table
 
@@ -90,6 +91,7 @@ def run_range(task: dict[str, Any]) -> dict[str, Any]:
                 tw.add_schedule(result.history, impl=impl, kind=kind, seed=seed, config=caps.effective(cfg),
                                 profile=caps.profile,
                                 wheel=caps.wheel_size is not None or "wheel_size" in caps.configurable)
+        compiled_oracle.expect(kind, hi - lo)
         try:
             outcomes = run_seed_range(adapter, caps, kind, range(lo, hi), shrink=task.get("shrink", True),
                                       impl_name=impl_dirname(impl), on_run=on_run)
