@@ -24,6 +24,7 @@ belong to the adapter protocol, not here.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from . import events as ev
@@ -77,31 +78,35 @@ def rule(op: ops.Op) -> ResultRule:
 
 def result_event(op: ops.Op, now: int, result: Any) -> ev.Event:
     """The result event of ``op`` answered at clock reading ``now`` with ``result``."""
-    r = rule(op)
     plan = _PLANS.get(type(op))
-    if plan is None:  # once per operation type: where each field of its result event comes from
-        plan = _PLANS[type(op)] = tuple(
-            (f.name, _NOW if f.name == "now" else _RESULT if f.name == r.field else _KIND if f.name == "what" else _OP)
-            for f in dataclasses.fields(r.event))
-    kwargs: dict[str, Any] = {}
-    for name, source in plan:
-        if source == _NOW:
-            v: Any = now
-        elif source == _RESULT:
-            v = tuple(result) if r.type == IDS else result
-        elif source == _KIND:  # Observe: the query's name is the operation's kind
-            v = op.kind
-        else:
-            v = getattr(op, name)
-        kwargs[name] = tuple(v) if isinstance(v, list) else v
-    return r.event(**kwargs)
+    if plan is None:
+        plan = _plan(op)
+    cls, sources, ids = plan
+    if ids:
+        result = tuple(result)
+    return cls(*[now if source == _NOW else result if source == _RESULT else op.kind if source == _KIND
+                 else _tupled(getattr(op, name)) for name, source in sources])
+
+
+def _tupled(v: Any) -> Any:
+    return tuple(v) if type(v) is list else v
 
 
 # Sources of a result event's fields (:func:`result_event`): the clock, the result, the
 # operation's kind, the operation's field of the same name.
 _NOW, _RESULT, _KIND, _OP = range(4)
-#: operation type -> (field name, source) for each field of its result event
-_PLANS: dict[type, tuple[tuple[str, int], ...]] = {}
+#: operation type -> its result event class, (field name, source) for each field of that class in
+#: order, and whether the result is a sequence of ids (recorded as a tuple)
+_PLANS: dict[type, tuple[Callable[..., ev.Event], tuple[tuple[str, int], ...], bool]] = {}
+
+
+def _plan(op: ops.Op) -> tuple[Callable[..., ev.Event], tuple[tuple[str, int], ...], bool]:
+    """Where each field of ``op``'s result event comes from (once per operation type)."""
+    r = rule(op)
+    sources = tuple((f.name, _NOW if f.name == "now" else _RESULT if f.name == r.field else _KIND if f.name == "what"
+                     else _OP) for f in dataclasses.fields(r.event))
+    plan = _PLANS[type(op)] = (r.event, sources, r.type == IDS)
+    return plan
 
 
 def result_of_event(e: ev.Event) -> Any:

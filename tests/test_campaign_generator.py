@@ -304,3 +304,18 @@ def test_check_reports_strict_pass_ranges_fail_and_honours_unbounded(tmp_path):
     assert code == 1 and rep["verdicts"] == {"strict": "pass", "ranges": "fail"}
     code, rep = _check(tmp_path, "--impl", "test_campaign_generator:unchecked_unbounded", corpus=True)
     assert code == 0, [s for s in rep["scenarios"] if s["status"] == "fail"]
+
+
+def test_a_schedule_generated_ahead_is_the_schedule_of_its_seed_handed_out_once() -> None:
+    """The campaign draws the next seed's schedule while a pipelined adapter computes (generate_ahead):
+    generate then hands out that schedule, equal to a fresh draw, once; another seed is drawn fresh."""
+    from wheelspec.conformance.check.generate import generate_ahead
+
+    fresh = generate("timer", 7)
+    generate_ahead("timer", 7)
+    ahead = generate("timer", 7)
+    assert ahead == fresh and ahead[1] is not fresh[1]
+    again = generate("timer", 7)
+    assert again == fresh and again[1] is not ahead[1]  # handed out once: the next call draws anew
+    generate_ahead("timer", 8)
+    assert generate("purgatory", 8) == generate("purgatory", 8) != generate("timer", 8)

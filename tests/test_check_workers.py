@@ -154,3 +154,29 @@ def test_sigterm_stops_the_workers_and_keeps_the_verdicts(tmp_path: Path) -> Non
         time.sleep(0.1)
     assert not [p for p in workers if _alive(p)], "worker processes outlived wheelspec check"
     assert os.path.exists(j)
+
+
+_PROBE_POOL = """
+import sys
+from wheelspec.conformance.adapters.resolve import resolve
+from wheelspec.conformance.check.parallel import SeedPool, WorkerSetup
+from wheelspec.conformance.check.compiled_oracle import _kernels_loaded
+
+if __name__ == "__main__":
+    caps = resolve("reference")().hello().capabilities
+    setup = WorkerSetup("reference", 10.0, 30.0, caps, "reference", False)
+    with SeedPool(setup, 2, oracle_kernels=sys.argv[1] == "1") as pool:
+        print(sorted({pool._pool.apply_async(_kernels_loaded).get() for _ in range(4)}))
+"""
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_workers_are_forked_with_the_oracle_kernels_when_the_campaign_pays(tmp_path: Path, preload: bool) -> None:
+    """A campaign large enough for the compiled oracle (compiled_oracle.worth_loading) has its
+    fork server load the kernels once: every worker starts with them (a fresh process: the fork
+    server of this one may be running already, with other preloads)."""
+    script = tmp_path / "probe_pool.py"
+    script.write_text(_PROBE_POOL)
+    out = subprocess.run([sys.executable, str(script), "1" if preload else "0"], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert out.strip() == str([preload])

@@ -18,8 +18,9 @@ from wheelspec.conformance.adapters.protocol import Config, Response
 from wheelspec.conformance.check import compiled_oracle, judge, oracle
 from wheelspec.conformance.check.coverage import NAMES, Probe
 from wheelspec.conformance.check.generate import generate
-from wheelspec.conformance.check.runner import RunnerBug, run_ops
+from wheelspec.conformance.check.runner import Run, RunnerBug, run_ops
 from wheelspec.optimized import oracle_kernels
+from wheelspec.spec import events as ev
 from wheelspec.spec import ops
 
 CAPS = reference_adapter().hello().capabilities
@@ -322,3 +323,63 @@ def test_the_command_line_choice_reaches_the_oracle(choice: str, monkeypatch: py
     assert main(["check", "--impl", "reference", "--no-corpus", "--kinds", "timer", "--schedules", "2",
                  "--oracle", choice, "--out", str(tmp_path), "-q"]) == 0
     assert compiled_oracle.chosen() == choice
+
+
+# ------------------------------------------------ the agreement check, before any comparison ----
+def _mutations(run: Run) -> list[tuple[str, Run]]:
+    """``run`` with one response changed each way an implementation can differ from the oracle."""
+    out: list[tuple[str, Run]] = []
+
+    def changed(what: str, i: int, resp: Response) -> None:
+        steps = list(run.steps)
+        steps[i] = dataclasses.replace(steps[i], response=resp)
+        out.append((what, Run(run.config, steps, run.history, run.event_step)))
+
+    for i, s in enumerate(run.steps):
+        r = s.response
+        if r.error is not None:
+            changed("accepted", i, Response(r.now, [], None))
+            continue
+        changed("refused", i, Response(r.now, error=("invalid", "planted")))
+        changed("now", i, dataclasses.replace(r, now=r.now + 1))
+        if isinstance(r.result, int):
+            changed("result", i, dataclasses.replace(r, result=(not r.result) if isinstance(r.result, bool)
+                                                     else r.result + 1))
+        if r.events:
+            e = r.events[-1]
+            changed("fire", i, dataclasses.replace(r, events=r.events[:-1] + [dataclasses.replace(e, exp=e.exp + 1)]))
+            changed("lost fire", i, dataclasses.replace(r, events=r.events[:-1]))
+            if len(r.events) > 1:
+                changed("order", i, dataclasses.replace(r, events=r.events[::-1]))
+        else:
+            changed("extra fire", i, dataclasses.replace(r, events=[ev.Fire(r.now, 99, r.now)]))
+    return out
+
+
+@settings(max_examples=examples(60, 300), deadline=None)
+@given(timer_schedules())
+def test_agrees_with_the_reference_run_and_with_no_run_that_differs(case: tuple[Config, list[ops.Op], int]) -> None:
+    """CompiledRun.agrees lets the judge skip the step-by-step comparison: it must hold for the
+    reference's own run and fail for every run that differs from it in one response (a refusal,
+    the clock, the result, a fire, the order of fires, a fire too many or too few)."""
+    cfg, schedule, protocol = case
+    caps = dataclasses.replace(CAPS, protocol=protocol)
+    got = compiled_oracle.compiled_run(caps.effective(cfg), schedule, None, protocol)
+    assert got is not None
+    ref = run_ops(reference_adapter(protocol=protocol), cfg, schedule)
+    assert got.agrees(ref)
+    for what, other in _mutations(ref):
+        assert judge.oracle_failures(other, got, "exact") != [], what  # a real difference
+        assert not got.agrees(other), what
+    assert not got.agrees(Run(ref.config, ref.steps[:-1], ref.history, ref.event_step))
+
+
+def test_worth_loading_counts_the_timer_work_of_a_campaign(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(compiled_oracle.ENV, raising=False)
+    monkeypatch.setattr(compiled_oracle, "_announced", [0])
+    pays = -(-compiled_oracle.PAYS_AFTER_OPS // compiled_oracle.MEAN_TIMER_REQUESTS)  # schedules
+    assert compiled_oracle.worth_loading({"timer": pays, "purgatory": 10})
+    assert not compiled_oracle.worth_loading({"timer": pays - 1})
+    assert not compiled_oracle.worth_loading({"purgatory": 10**6})  # the compiled oracle runs timer schedules only
+    monkeypatch.setenv(compiled_oracle.ENV, "reference")
+    assert not compiled_oracle.worth_loading({"timer": 10**6})

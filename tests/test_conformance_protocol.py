@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters import reference_adapter
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, ProtocolError, decode_response, result_event
+from wheelspec.conformance.adapters.answers import decode_response, result_event
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, ProtocolError
 from wheelspec.conformance.adapters.serve import serve
 from wheelspec.spec import events as ev
 from wheelspec.spec import ops

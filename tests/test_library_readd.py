@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
+from wheelspec.conformance.adapters.answers import decode_response
 from wheelspec.conformance.adapters.base import error_of, saved_config
 from wheelspec.conformance.adapters.library import LibraryTimerAdapter
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, decode_response
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
 from wheelspec.conformance.adapters.serve import serve
 from wheelspec.conformance.check.campaign import run_seed_range
 from wheelspec.conformance.check.generate import generate

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from wheelspec.conformance.adapters import reference_adapter
+from wheelspec.conformance.adapters.answers import decode_response
 from wheelspec.conformance.adapters.protocol import (
     PROTOCOL_VERSIONS,
     Capabilities,
     Config,
-    decode_response,
     hello_request,
     negotiate,
 )

@@ -22,12 +22,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wheelspec.conformance.adapters import reference_adapter
+from wheelspec.conformance.adapters.answers import _plain_response, decode_response, validated_response
 from wheelspec.conformance.adapters.lines import check_shape, parse_line
 from wheelspec.conformance.adapters.protocol import (
+    Capabilities,
     Config,
     ProtocolError,
     clean_text,
-    decode_response,
 )
 from wheelspec.conformance.adapters.subprocess_adapter import (
     CHUNK,
@@ -360,6 +361,36 @@ def test_fuzz_malformed_responses_decode_correctly_or_name_the_field(case):
         assert resp.result == msg.get("result")
     else:
         assert resp.error == (msg["error"]["type"], clean_text(msg["error"].get("message", ""), 500))
+
+
+@settings(max_examples=examples(300, 2000))
+@given(_mutated(), st.booleans())
+def test_the_plain_reader_answers_as_the_validating_decoder(case, tries):
+    """decode_response reads a plain answer without the field-by-field checks; whatever it reads so
+    must be exactly the validating decoder's Response, never one that decoder refuses."""
+    op, raw = case
+    try:
+        msg = parse_line(raw)
+    except ProtocolError:
+        return
+    plain = _plain_response(msg, op)
+    caps = Capabilities(purgatory=True, protocol=2, reports_try_complete=tries)
+    if plain is not None:
+        assert validated_response(msg, op, caps) == plain
+
+
+def test_the_plain_reader_reads_the_common_answers():
+    """The answers the reference gives (every op kind, fires, completions, expirations, purges)
+    are plain but for a refusal and the answers holding a try_complete event (allowed by the
+    capabilities only): the plain reader is not dead code."""
+    def expected_plain(msg: dict[str, Any]) -> bool:
+        return msg["ok"] and all(e["kind"] != "try_complete" for e in msg["events"])
+
+    plain = [op for op, msg in VALID if _plain_response(msg, op) is not None]
+    assert plain == [op for op, msg in VALID if expected_plain(msg)] and len(plain) >= 8
+    for op, msg in VALID:
+        if _plain_response(msg, op) is not None:
+            assert _plain_response(msg, op) == validated_response(msg, op)
 
 
 # Values check_shape refuses, among ordinary ones: integers past 64 bits, lone surrogates (escaped

@@ -16,6 +16,8 @@ import os
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wheelspec.conformance.adapters import lines
 from wheelspec.conformance.adapters.engines import reference_adapter, serve_command
@@ -92,6 +94,21 @@ MESSAGES = [
 
 @pytest.mark.parametrize("msg", MESSAGES, ids=lambda m: str(m["id"]))
 def test_encode_line_writes_the_bytes_of_the_standard_compact_encoder(msg):
+    assert encode_line(msg) == (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+
+
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**70), 2**70)
+    | st.text(alphabet=st.sampled_from("09eE+-.\x7f\u00e9 \"\\"), max_size=6) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=10)
+
+
+@given(_ANY_JSON)
+def test_encode_line_writes_the_standard_bytes_for_any_value(value):
+    """The folded-bytes checks of encode_line send every line orjson would write otherwise (a float
+    with an exponent, DEL, non-ASCII text, an integer past 64 bits) to the standard encoder."""
+    msg = {"id": 1, "v": value}
     assert encode_line(msg) == (json.dumps(msg, separators=(",", ":")) + "\n").encode()
 
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response, result_of_event
+from wheelspec.conformance.adapters.answers import result_of_event
+from wheelspec.conformance.adapters.protocol import Capabilities, Config, Hello, Response
 from wheelspec.spec import ops
 from wheelspec.spec.limits import MAX_ID, MAX_TICK_MS, MAX_WHEEL_SIZE, MIN_WHEEL_SIZE, RangeError
 
@@ -92,7 +93,7 @@ def saved_config(caps: Capabilities, config: Config) -> Config:
 
 class SimulationAdapter:
     #: True for wheelspec's own engines (set by :mod:`.engines`): the runner does not hold their
-    #: answers to the wire's rules one by one (protocol.check_answer), as it does for every other
+    #: answers to the wire's rules one by one (answers.check_answer), as it does for every other
     #: in-process adapter, a user's engine wrapped in this class included
     trusted_answers = False
     """Adapts a simulation-shaped engine: ``factory(tick_ms=, wheel_size=, start_ms=,

@@ -37,9 +37,8 @@ import re
 from typing import Any
 
 from wheelspec.spec import events as ev
-from wheelspec.spec import limits, ops, properties, results
+from wheelspec.spec import limits, ops, properties
 from wheelspec.spec.errors import ProtocolError, UserError
-from wheelspec.spec.events import CAUSED_KINDS
 from wheelspec.spec.profiles import (
     EXPIRE_BEFORE_PURGE,
     KAFKA,
@@ -65,9 +64,6 @@ TRY_COMPLETE_KIND = ev.TryComplete.kind
 
 #: error types an adapter may answer with (``docs/guides/PROTOCOL.md``, "Errors")
 ERROR_TYPES = ("range", "type", "unknown-id", "invalid", "unsupported", "internal")
-
-# CAUSED_KINDS (imported above from wheelspec.spec.events, and still importable from here): the
-# event kinds an adapter reports as caused by a request; the result event is built here.
 
 #: the string values of ``capabilities.ranges``: judged on wheelspec's ranges, or declared to
 #: accept any value (an object declares a narrower range instead: :class:`DeclaredRanges`)
@@ -409,6 +405,10 @@ def negotiate(offered: Any, speaks: int) -> int | None:
     return max(common) if common else None
 
 
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 @dataclasses.dataclass
 class Response:
     """One answered operation: the events it caused, its result and the clock after it, or an
@@ -424,41 +424,6 @@ class Response:
             return {"id": rid, "ok": False, "error": {"type": self.error[0], "message": self.error[1]}}
         return {"id": rid, "ok": True, "now": self.now, "events": [e.to_dict() for e in self.events],
                 "result": self.result}
-
-
-# ----------------------------------------------------------------------- results --------------
-def _int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def check_result(op: ops.Op, result: Any) -> Any:
-    """Validate the wire ``result`` field for ``op`` against the kind of value the operation returns
-    (:data:`wheelspec.spec.results.RESULTS`); returns it normalised (a list of ids stays a list)."""
-    kind = results.rule(op).type
-    if kind == results.INT and not _int(result):
-        raise ProtocolError(f"result of {op.kind!r} must be an integer, got {json_short(result)}")
-    if kind == results.BOOL and not isinstance(result, bool):
-        raise ProtocolError(f"result of {op.kind!r} must be true or false, got {json_short(result)}")
-    if kind == results.NONE and result is not None:
-        raise ProtocolError(f"result of {op.kind!r} must be null, got {json_short(result)}")
-    if kind == results.IDS:
-        if not isinstance(result, list | tuple) or not all(_int(x) for x in result):
-            raise ProtocolError(f"result of {op.kind!r} must be a list of op ids, got {json_short(result)}")
-        return list(result)
-    return result
-
-
-def result_event(op: ops.Op, now: int, result: Any) -> ev.Event:
-    """The request's own result event (last in its events), from the operation and its result
-    (the mapping is :func:`wheelspec.spec.results.result_event`)."""
-    return results.result_event(op, now, result)
-
-
-def result_of_event(e: ev.Event) -> Any:
-    """The wire ``result`` for a result event (inverse of :func:`result_event`): the value
-    :func:`wheelspec.spec.results.result_of_event` reads, a list of ids as a JSON list."""
-    v = results.result_of_event(e)
-    return list(v) if isinstance(v, tuple) else v
 
 
 # ----------------------------------------------------------------- text of a message ----------
@@ -485,98 +450,3 @@ def protocol_error(field: str, problem: str) -> ProtocolError:
 
     err.field = field  # type: ignore[attr-defined]  # read by the fuzz tests and the runner
     return err
-
-
-def check_answer(resp: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
-    """An in-process adapter's answer to ``op`` held to the rules of a response on the wire: it is
-    written in its wire form and read back by :func:`decode_response`, so the two kinds of adapter
-    meet one set of rules, in one place.  A :class:`Response` whose fields are of the wrong kind (a
-    string for ``now``, a dict among the events, an error that is not a ``(type, message)`` pair)
-    raises :class:`ProtocolError` naming the field, before any of it reaches the judge."""
-    if not isinstance(resp, Response):
-        raise protocol_error("response", f"the answer must be a Response, got {clean_text(type(resp).__name__)}")
-    if resp.error is not None:
-        err = resp.error
-        if not isinstance(err, tuple) or len(err) != 2:
-            raise protocol_error("error", f"error must be a (type, message) pair, got {json_short(err)}")
-        wire: dict[str, Any] = {"ok": False, "error": {"type": err[0], "message": err[1]}}
-    else:
-        if not isinstance(resp.events, list | tuple):
-            raise protocol_error("events", f"events must be a list, got {json_short(resp.events)}")
-        events = []
-        for i, e in enumerate(resp.events):
-            if not isinstance(e, ev.Event):
-                raise protocol_error(f"events[{i}]", f"events[{i}] must be an event ({', '.join(CAUSED_KINDS)}), "
-                                                     f"got {clean_text(type(e).__name__)}")
-            events.append(e.to_dict())
-        wire = {"ok": True, "now": resp.now, "events": events, "result": resp.result}
-    try:
-        return decode_response(wire, op, caps)
-    except ProtocolError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a value no JSON could hold (its str() failing, ...)
-        raise protocol_error("response", f"the answer cannot be read: {type(exc).__name__}") from None
-
-
-#: the fields of a successful op response
-_RESPONSE_FIELDS = frozenset({"id", "ok", "now", "events", "result"})
-
-
-def decode_response(msg: Any, op: ops.Op, caps: Capabilities | None = None) -> Response:
-    """Decode an op response (already parsed by :func:`.lines.parse_line`, id already checked).
-    ``caps``: the adapter's; a ``try_complete`` event is allowed only if it declared
-    ``reports_try_complete`` (None: allowed).
-
-    Total: any malformed value raises :class:`ProtocolError` naming the field
-    (:func:`protocol_error`), never another exception and never a verdict."""
-    if not isinstance(msg, dict):
-        raise protocol_error("response", f"response must be a JSON object, got {json_short(msg)}")
-    if not isinstance(msg.get("ok"), bool):
-        raise protocol_error("ok", f"response has no boolean \"ok\": {json_short(msg)}")
-    if not msg["ok"]:
-        err = msg.get("error")
-        if (not isinstance(err, dict) or not isinstance(err.get("type"), str) or err["type"] not in ERROR_TYPES
-                or not isinstance(err.get("message", ""), str)):
-            raise protocol_error("error", f"error response needs \"error\": {{\"type\": one of "
-                                          f"{', '.join(ERROR_TYPES)}, \"message\": string}}, got {json_short(msg)}")
-        return Response(error=(err["type"], clean_text(err.get("message", ""), 500)))
-    if not _RESPONSE_FIELDS.issuperset(msg):
-        name = sorted(set(msg) - _RESPONSE_FIELDS)[0]
-        raise protocol_error(repr(name), f"response has unknown field {name!r}: {json_short(msg)}")
-
-    now: Any = msg.get("now")
-    if not _int(now):
-
-        raise protocol_error("now", f"response needs an integer \"now\", got {json_short(now)}")
-    raw = msg.get("events", [])
-    if not isinstance(raw, list):
-        raise protocol_error("events", f"\"events\" must be a list, got {json_short(raw)}")
-    events: list[ev.Event] = []
-    for i, d in enumerate(raw):
-        where = f"events[{i}]"
-        if not isinstance(d, dict):
-            raise protocol_error(where, f"{where} must be an event object, got {json_short(d)}")
-        kind = d.get("kind")
-        if not isinstance(kind, str) or kind not in CAUSED_KINDS:
-            known = isinstance(kind, str) and kind in ev.EVENTS
-            what = (f"kind {kind!r} is not a caused event" if known
-                    else f"unknown event kind {clean_text(repr(kind), 60)}")
-            allowed = ", ".join(CAUSED_KINDS)
-            raise protocol_error(f"{where}.kind", f"{where}: {what} (field \"kind\"; allowed: {allowed}; "
-                                                  "the result event is built by the runner)")
-        if kind == TRY_COMPLETE_KIND and caps is not None and not caps.reports_try_complete:
-            raise protocol_error(f"{where}.kind", f"{where}: a {kind!r} event comes only from an adapter whose hello "
-                                                  "declared capabilities.reports_try_complete (protocol 2)")
-        try:
-            e = ev.event_from_dict(d)
-        except ValueError as exc:
-            raise protocol_error(where, f"{where}: {clean_text(str(exc), 300)}") from None
-        if isinstance(e, ev.Complete) and e.via not in ev.VIAS:
-            raise protocol_error(f"{where}.via", f"{where}.via must be one of {', '.join(ev.VIAS)}, "
-                                                 f"got {json_short(e.via, 60)}")
-        events.append(e)
-    try:
-        result = check_result(op, msg.get("result"))
-    except ProtocolError as exc:
-        raise protocol_error("result", str(exc)) from None
-    return Response(now, events, result)

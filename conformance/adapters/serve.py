@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -33,7 +32,7 @@ from typing import Any, NoReturn, TextIO
 import orjson
 
 from wheelspec.conformance.adapters.base import refusal_of
-from wheelspec.conformance.adapters.lines import encode_line
+from wheelspec.conformance.adapters.lines import encode_line, orjson_brackets
 from wheelspec.conformance.adapters.protocol import Config, Response, negotiate, offered_versions
 from wheelspec.spec import ops
 from wheelspec.spec.errors import UserError
@@ -45,10 +44,6 @@ SERVE_PIPELINE = 64
 CHUNK = 1 << 16
 #: the longest an answer is held back to go out with the next ones (:func:`serve`), in seconds
 HOLD_S = 0.02
-#: a run of digits orjson may read otherwise than ``json.loads`` (:func:`_load`)
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
-#: the most brackets of a line orjson reads (:func:`_load`)
-_ORJSON_BRACKETS = 512
 
 
 def serve(adapter: Any, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout, *, close: bool = True) -> int:
@@ -155,7 +150,7 @@ def _load(line: bytes) -> Any:
     integer of 19 digits or more, which orjson would read as a float past 64 bits; no deep nesting,
     which orjson recurses into without a limit), else, or if orjson refuses it (a lone surrogate
     escape, ``NaN``), by ``json.loads``."""
-    if _LONG_DIGITS.search(line) is None and line.count(b"[") + line.count(b"{") <= _ORJSON_BRACKETS:
+    if orjson_brackets(line) is not None:
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -12,7 +12,9 @@ Nothing here blocks without a deadline, and nothing the child does can stall or 
   watched while waiting, so "exited with code 3" is reported as such even if a grandchild keeps
   stdout open;
 * **a linear line reader**: a ``bytearray`` scanned for the newline from where the last scan
-  stopped, with a line-size limit (:data:`MAX_LINE_BYTES`, ``max_line``);
+  stopped, with a line-size limit (:data:`MAX_LINE_BYTES`, ``max_line``); every whole line a read
+  brought is split off at once (a read brings a pipelined window's answers), and the answers
+  after the first are taken from a queue without another search;
 * **stderr** is drained by a thread in large chunks into a bounded log keeping the first lines and
   the last ones (:class:`StderrLog`), control characters stripped; both ends are quoted on error.
 * **pipelining** (protocol 2, capability ``pipeline`` N; ``docs/guides/PROTOCOL.md`` section 11):
@@ -47,6 +49,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from wheelspec.conformance.adapters import transcript as _transcript
+from wheelspec.conformance.adapters.answers import decode_response
 from wheelspec.conformance.adapters.lines import encode_line, parse_line
 from wheelspec.conformance.adapters.protocol import (
     MAX_PIPELINE,
@@ -57,7 +60,6 @@ from wheelspec.conformance.adapters.protocol import (
     ProtocolError,
     Response,
     clean_text,
-    decode_response,
     hello_request,
     json_short,
 )
@@ -174,6 +176,8 @@ class SubprocessAdapter:
         self._proc: subprocess.Popen[bytes] | None = None
         self._buf = bytearray()
         self._scan = 0  # no newline in self._buf[:self._scan]
+        #: whole lines read ahead of the answer being read (one read brings a window's answers)
+        self._lines: collections.deque[bytes] = collections.deque()
         self._stderr = StderrLog()
         self._stderr_thread: threading.Thread | None = None
         self._n = 0  # request number (the hello is request 0)
@@ -237,9 +241,13 @@ class SubprocessAdapter:
         of 1 this is exactly request/response."""
         if self._unsent or self._inflight:
             raise RuntimeError("submit while requests of another run are in flight")
-        self._enqueue({"type": "reset", "config": config.to_dict()}, self.timeout)
-        for op in operations:
-            self._enqueue({"type": "op", "op": op.to_dict()}, self.timeout, op)
+        self._enqueue({"type": "reset", "config": config.to_dict()}, self.timeout)  # (starts the child if needed)
+        n, timeout, unsent = self._n, self.timeout, self._unsent
+        for op in operations:  # _enqueue, inlined: this loop runs once per checked operation
+            n += 1
+            req = {"id": n, "type": "op", "op": op.to_dict()}
+            unsent.append(_Pending(req, encode_line(req), timeout, op))
+        self._n = n
         self._pump()
 
     def receive_reset(self) -> None:
@@ -253,7 +261,11 @@ class SubprocessAdapter:
         op = self._inflight[0].op if self._inflight else (self._unsent[0].op if self._unsent else None)
         if op is None:
             raise RuntimeError("receive without a submitted operation")
-        return self._decode(self._answer(), op)
+        msg = self._answer()
+        try:
+            return decode_response(msg, op, self._hello.capabilities if self._hello is not None else None)
+        except ProtocolError as e:
+            self._fail(self._last_req, f"bad response: {e}")
 
     def abandon(self) -> None:
         """Drop a submitted run whose answers will not be read (the runner failed meanwhile): the
@@ -341,6 +353,7 @@ class SubprocessAdapter:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         os.set_blocking(proc.stdin.fileno(), False)
         self._buf, self._scan = bytearray(), 0
+        self._lines.clear()
         self._stderr = StderrLog()
         self._stderr_thread = threading.Thread(target=_drain, args=(proc.stderr.fileno(), self._stderr),
                                                daemon=True, name=f"stderr of {self.label}")
@@ -397,6 +410,7 @@ class SubprocessAdapter:
         self._close_selectors()
         self._unsent.clear()
         self._inflight.clear()
+        self._lines.clear()
         self._out = bytearray()
         self._queued_bytes = self._written_bytes = 0
         self._broken = False
@@ -475,6 +489,8 @@ class SubprocessAdapter:
         """Write what the window allows without blocking: the output not yet taken by the pipe,
         after the queued requests that fit in the window (:meth:`_window`) are appended to it once
         half of it is free, so that they go out in few writes."""
+        if not self._unsent and not self._out:  # the usual case once a run's requests are written
+            return
         proc = self._proc
         if proc is None or proc.stdin is None or self._broken:
             return
@@ -507,18 +523,22 @@ class SubprocessAdapter:
         """Read the answer to the oldest unanswered request (writing more as the window opens) and
         check its id.  Its deadline: ``timeout`` from the moment its writing started or, if later,
         from the moment the answer before it was read (requests are answered in order)."""
-        self._pump()
-        if not self._inflight:
+        if self._unsent or self._out or not self._inflight:
             self._pump()
-        if not self._inflight:  # nothing could be written: the child exited before reading it
-            self._crashed(self._unsent[0].req if self._unsent else self._last_req)
+            if not self._inflight:
+                self._pump()
+            if not self._inflight:  # nothing could be written: the child exited before reading it
+                self._crashed(self._unsent[0].req if self._unsent else self._last_req)
         p = self._inflight[0]
         self._last_req = p.req
-        start = max(p.started, self._answered_at)
-        raw = self._readline(p, start + p.timeout)
+        if self._lines:
+            raw = self._lines.popleft()
+        else:
+            raw = self._readline(p, max(p.started, self._answered_at) + p.timeout)
         self._inflight.popleft()
         self._answered_at = time.monotonic()
-        self._note(_transcript.RECEIVED, raw)
+        if self._log is not None:
+            self._note(_transcript.RECEIVED, raw)
         try:
             msg = parse_line(raw)
         except ProtocolError as e:
@@ -573,10 +593,14 @@ class SubprocessAdapter:
             self.scanned += len(buf) - self._scan
             i = buf.find(b"\n", self._scan)
             if i >= 0:
-                line = bytes(buf[:i])
-                del buf[: i + 1]
+                # Every whole line read so far is split off at once: a read brings the answers of
+                # a window, and the next ones are then taken from self._lines without a search.
+                last = buf.rfind(b"\n")
+                lines = bytes(buf[:last]).split(b"\n")
+                del buf[: last + 1]
                 self._scan = 0
-                return line
+                self._lines.extend(lines[1:])
+                return lines[0]
             self._scan = len(buf)
             if len(buf) > self.max_line:
                 self._fail(p.req, f"sent a line longer than the limit of {_size(self.max_line)} "

@@ -24,7 +24,7 @@ from wheelspec.conformance.adapters.base import saved_config
 from wheelspec.conformance.adapters.protocol import Capabilities, Config
 from wheelspec.conformance.adapters.subprocess_adapter import LivenessError
 from wheelspec.conformance.check.corpus import Scenario
-from wheelspec.conformance.check.generate import GENERATORS, generate
+from wheelspec.conformance.check.generate import GENERATORS, generate, generate_ahead
 from wheelspec.conformance.check.judge import judge_run, primary
 from wheelspec.conformance.check.narrow import narrow, narrow_config
 from wheelspec.conformance.check.runner import run_ops
@@ -80,7 +80,8 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
                    shrink: bool = True, impl_name: str = "",
                    on_seed: Callable[[SeedOutcome], None] | None = None,
                    on_run: Callable[[int, Config, Any], None] | None = None,
-                   accept: Collection[str] = (), toward: str | None = None) -> list[SeedOutcome]:
+                   accept: Collection[str] = (), toward: str | None = None,
+                   then: int | None = None) -> list[SeedOutcome]:
     """Run and judge the schedules of ``seeds``; a failing seed is shrunk to a counterexample.
     ``on_run(seed, config, result)`` sees each schedule's run (its ``history``) before judging:
     ``wheelspec check --write traces=DIR`` records it.
@@ -99,15 +100,20 @@ def run_seed_range(adapter: Any, caps: Capabilities, kind: str, seeds: Iterable[
     A schedule the adapter does not answer in time, or during which it dies, fails property
     ``responds``: its operations up to and including the unanswered one are the failing schedule,
     shrunk with a fresh adapter per attempt (:func:`.shrink.shrink_liveness`); the adapter starts
-    again for the next seed.  A restart that fails raises :class:`AdapterError` (exit 2)."""
+    again for the next seed.  A restart that fails raises :class:`AdapterError` (exit 2).
+
+    While a pipelined adapter computes a run, the runner computes the oracle's run of the same
+    schedule and generates the next seed's (the next of ``seeds``, or ``then`` after the last)."""
     outcomes = []
-    for seed in seeds:
+    seeds = list(seeds)
+    for i, seed in enumerate(seeds):
         cfg, schedule = generate(kind, seed)
         cfg, schedule = narrow_config(cfg, caps), narrow(schedule, caps)
         ahead: dict[str, Any] = {}
+        following = seeds[i + 1] if i + 1 < len(seeds) else then
         try:
             result = run_ops(adapter, cfg, schedule,
-                             meanwhile=functools.partial(_oracle_ahead, caps, cfg, schedule, ahead))
+                             meanwhile=functools.partial(_meanwhile, caps, cfg, schedule, ahead, kind, following))
         except LivenessError as e:  # a hang or crash: a finding of this schedule, not the end of the run
             if on_run is not None:
                 on_run(seed, cfg, e.run)
@@ -214,11 +220,12 @@ def smallest(outcomes: Iterable[SeedOutcome]) -> dict[str, Scenario]:
     return best
 
 
-def _oracle_ahead(caps: Capabilities, cfg: Config, schedule: list[ops.Op], into: dict[str, Any]) -> None:
-    """Put into ``into`` the oracle's run of ``schedule`` and the coverage probe that watched it,
-    computed before the implementation's answers are read (:func:`run_seed_range`: a pipelined
-    adapter computes them meanwhile); nothing for an implementation declaring executor order
-    ``either``, whose oracle follows the purge points of its answers."""
+def _meanwhile(caps: Capabilities, cfg: Config, schedule: list[ops.Op], into: dict[str, Any], kind: str,
+               following: int | None) -> None:
+    """The runner's work while a pipelined adapter computes ``schedule`` (:func:`run_seed_range`):
+    put into ``into`` the oracle's run of it and the coverage probe that watched it (nothing for
+    an implementation declaring executor order ``either``, whose oracle follows the purge points
+    of its answers), then generate the schedule of seed ``following`` (if any) for its turn."""
     from wheelspec.conformance.check.coverage import Probe
     from wheelspec.conformance.check.oracle import oracle_run
     from wheelspec.spec.profiles import EITHER_ORDER
@@ -226,6 +233,8 @@ def _oracle_ahead(caps: Capabilities, cfg: Config, schedule: list[ops.Op], into:
     if caps.executor_order != EITHER_ORDER:
         probe = Probe()
         into.update(oracle=oracle_run(caps, cfg, schedule, probe), probe=probe)
+    if following is not None:
+        generate_ahead(kind, following)
 
 
 @dataclasses.dataclass

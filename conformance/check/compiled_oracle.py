@@ -46,13 +46,64 @@ ENV = "WHEELSPEC_ORACLE"
 
 class CompiledRun(Run):
     """A :class:`~.runner.Run` computed by the compiled oracle: its findings are confirmed by the
-    reference before they are reported.  The judge compares an oracle's responses only
-    (:func:`~.judge.oracle_failures`), so the history and ``event_step`` are made from them on
-    first use, not with every run."""
+    reference before they are reported.  It holds the kernel's answers as lists
+    (:func:`compiled_run`); the judge first asks :meth:`agrees`, which compares them with an
+    implementation's run without building a response, and only a run that differs somewhere is
+    compared step by step (:func:`~.judge.oracle_failures`).  So the steps, the history and
+    ``event_step`` are made on first use, not with every run."""
 
-    def __init__(self, config: Config, steps: list[Step]) -> None:
-        self.config, self.steps = config, steps
+    def __init__(self, config: Config, steps: list[Step] | None = None, *, operations: Sequence[ops.Op] = (),
+                 answers: tuple[list[int], ...] | None = None) -> None:
+        self.config = config
+        self._steps = steps
+        self._operations = tuple(operations) if steps is None else tuple(s.op for s in steps)
+        self._answers = answers
         self._made: tuple[History, list[int]] | None = None
+
+    @property
+    def steps(self) -> list[Step]:  # type: ignore[override]
+        if self._steps is None:
+            assert self._answers is not None
+            self._steps = _steps_of(self._operations, self._answers)
+        return self._steps
+
+    @property
+    def ops_count(self) -> int:
+        return len(self._operations)
+
+    def agrees(self, run: Run) -> bool:
+        """Did ``run`` (the implementation's, of the same requests) answer every request exactly
+        as this oracle run: refused the same, and otherwise the same clock, result and fires in
+        the same order?  Then no comparison mode finds a difference.  False says only "compare
+        step by step" (and always for a run made from steps: the tests' planted oracles)."""
+        if self._answers is None or len(run.steps) != len(self._operations):
+            return False
+        from wheelspec.optimized import oracle_kernels as OK
+
+        kind, res, err, rnow, fstart, ftask, fexp = self._answers
+        refused_cancel, backwards, add, size, cancel = (OK.OP_REFUSED_CANCEL, OK.ERR_BACKWARDS, OK.OP_ADD,
+                                                        OK.OP_SIZE, OK.OP_CANCEL)
+        fire = ev.Fire
+        for i, step in enumerate(run.steps):
+            g, k = step.response, kind[i]
+            if k == refused_cancel or err[i] == backwards:
+                if g.error is None:
+                    return False
+                continue
+            now = rnow[i]
+            if g.error is not None or g.now != now:
+                return False
+            if g.result != (res[i] if k == add or k == size else bool(res[i]) if k == cancel else None):
+                return False
+            a, b = fstart[i], fstart[i + 1]
+            events = g.events
+            if len(events) != b - a:
+                return False
+            for e in events:
+                if type(e) is not fire or e.now != now or e.task != ftask[a] or e.exp != fexp[a]:
+                    return False
+                a += 1
+        return True
 
     def _make(self) -> tuple[History, list[int]]:
         if self._made is None:
@@ -122,6 +173,18 @@ def expect(kind: str, schedules: int) -> None:
     oracle serves from the next schedule on.  (The compiled oracle runs timer schedules only.)"""
     if kind == "timer":
         _announced[0] += max(0, schedules) * MEAN_TIMER_REQUESTS
+
+
+def worth_loading(work: dict[str, int]) -> bool:
+    """Would the campaign ``work`` (schedules per kind), announced by :func:`expect`, make the
+    compiled oracle load its kernels in a process that has not loaded them?  (``--workers``: then
+    the fork server loads them once, :mod:`.oracle_preload`, for every worker.)"""
+    return chosen() == "compiled" and work.get("timer", 0) * MEAN_TIMER_REQUESTS + _announced[0] >= PAYS_AFTER_OPS
+
+
+def load() -> None:
+    """Load the kernels the compiled oracle runs (a one-request schedule runs through them)."""
+    compiled_run(Config(), [ops.Size()], None, 2)
 
 
 def _kernels_loaded() -> bool:
@@ -235,7 +298,8 @@ def compiled_run(config: Config, operations: Sequence[ops.Op], probe: Any, proto
         return None
     if probe is not None:
         probe.counts.update({name: int(c) for name, c in zip(OK.TIMER_SITUATIONS, cov) if c})
-    return _as_run(config, operations, (kind, res, err, rnow, fstart, ext[ftask], fexp))
+    answers = tuple(a.tolist() for a in (kind, res, err, rnow, fstart, ext[ftask], fexp))
+    return CompiledRun(config, operations=operations, answers=answers)
 
 
 #: the room an empty engine template holds (task rows, pending entries): a campaign schedule
@@ -283,11 +347,12 @@ def _fresh_engine(config: Config, rows: int, pending: int) -> tuple[np.ndarray, 
     return engine
 
 
-def _as_run(config: Config, operations: Sequence[ops.Op], arrays: tuple[np.ndarray, ...]) -> CompiledRun:
-    """The kernel's answers as the :class:`~.runner.Run` the judge compares (responses, history)."""
+def _steps_of(operations: Sequence[ops.Op], answers: tuple[list[int], ...]) -> list[Step]:
+    """The kernel's answers (:func:`compiled_run`) as the steps of a :class:`~.runner.Run`: the
+    responses the reference gives, its refusals in its words."""
     from wheelspec.optimized import oracle_kernels as OK
 
-    kind, res, err, rnow, fstart, ftask, fexp = (a.tolist() for a in arrays)
+    kind, res, err, rnow, fstart, ftask, fexp = answers
     fire, response, step = ev.Fire, Response, Step
     refused_cancel, backwards, cancel = OK.OP_REFUSED_CANCEL, OK.ERR_BACKWARDS, OK.OP_CANCEL
     with_result = (OK.OP_ADD, OK.OP_SIZE)
@@ -306,7 +371,7 @@ def _as_run(config: Config, operations: Sequence[ops.Op], arrays: tuple[np.ndarr
             events: list[ev.Event] = [fire(now, t, e) for t, e in zip(ftask[a:b], fexp[a:b])] if b > a else []
             resp = response(now, events, res[i] if k in with_result else bool(res[i]) if k == cancel else None)
         steps.append(step(op, resp))
-    return CompiledRun(config, steps)
+    return steps
 
 
 def counts_of(probe: Any) -> Counter[str]:

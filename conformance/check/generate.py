@@ -556,7 +556,21 @@ def generate(kind: str, seed: int) -> tuple[Config, list[ops.Op]]:
     """The schedule for ``(kind, seed)``: a configuration and a list of operations."""
     if kind not in KINDS:
         raise ValueError(f"campaign kind must be one of {KINDS}, got {kind!r}")
-    return _Schedule(_rng(kind, seed), kind).draw()
+    ahead = _AHEAD.pop((kind, seed), None)
+    return ahead if ahead is not None else _Schedule(_rng(kind, seed), kind).draw()
+
+
+def generate_ahead(kind: str, seed: int) -> None:
+    """Generate ``(kind, seed)``'s schedule now, for the next :func:`generate` call that asks for
+    it: a campaign generates the next seed's schedule while a pipelined adapter computes the
+    current one (``campaign.run_seed_range``).  A schedule depends on its kind and seed alone, so
+    it is the same whenever it is drawn; one is held at a time, and handed out once."""
+    _AHEAD.clear()
+    _AHEAD[(kind, seed)] = _Schedule(_rng(kind, seed), kind).draw()
+
+
+#: the schedule :func:`generate_ahead` drew, until :func:`generate` hands it out
+_AHEAD: dict[tuple[str, int], tuple[Config, list[ops.Op]]] = {}
 
 
 def swarm(kind: str, seed: int) -> dict[str, tuple[str, ...]]:

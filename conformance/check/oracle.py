@@ -178,12 +178,12 @@ class _OracleRuns:
     def put(self, key: Any, run: Run, counts: Counter[str] | None) -> None:
         old = self._runs.pop(key, None)
         if old is not None:
-            self._ops -= len(old[0].steps)
+            self._ops -= old[0].ops_count
         self._runs[key] = (run, counts)
-        self._ops += len(run.steps)
+        self._ops += run.ops_count
         while self._ops > self.MAX_OPS and len(self._runs) > 1:
             _, (gone, _) = self._runs.popitem(last=False)
-            self._ops -= len(gone.steps)
+            self._ops -= gone.ops_count
 
 
 _ORACLES = _OracleRuns()

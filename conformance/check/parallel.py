@@ -128,14 +128,17 @@ class SeedPool:
     with :class:`~wheelspec.spec.errors.AdapterError` (or :class:`UserError`) after the outcomes
     judged before it."""
 
-    def __init__(self, setup: WorkerSetup, workers: int) -> None:
+    def __init__(self, setup: WorkerSetup, workers: int, *, oracle_kernels: bool = False) -> None:
         if workers < 2:
             raise ValueError("a SeedPool has at least two workers")
         self.workers = workers
         ctx = mp.get_context("forkserver")
-        # The fork server imports the runner once; each worker is forked from it with the imports
-        # done (no effect when this process started its fork server already).
-        ctx.set_forkserver_preload(list(PRELOAD))
+        # The fork server imports the runner once, and with ``oracle_kernels`` (a campaign for
+        # which the compiled oracle pays: compiled_oracle.worth_loading) loads the compiled
+        # oracle's kernels too; each worker is forked from it with all that done (no effect when
+        # this process started its fork server already).
+        ctx.set_forkserver_preload(list(PRELOAD) + (["wheelspec.conformance.check.oracle_preload"]
+                                                    if oracle_kernels else []))
         self._pool = ctx.Pool(workers, initializer=_worker_init, initargs=(setup,))
         self._skipped: set[str] = set()
 

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
+from wheelspec.conformance.adapters.answers import check_answer, result_event
 from wheelspec.conformance.adapters.base import refusal_of
-from wheelspec.conformance.adapters.protocol import Config, Response, check_answer, clean_text, result_event
+from wheelspec.conformance.adapters.protocol import Config, Response, clean_text
 from wheelspec.conformance.adapters.subprocess_adapter import AdapterError, LivenessError
 from wheelspec.spec import ops
 from wheelspec.spec.errors import Bug, ProtocolError
@@ -60,7 +61,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _ADAPTERS = os.path.join(os.path.dirname(_HERE), "adapters")
 #: source files whose exceptions are the runner's own: this package (run, judge, shrink, corpus,
 #: campaign) and the protocol layer every answer passes through
-RUNNER_MODULES = (_HERE + os.sep, os.path.join(_ADAPTERS, "protocol.py"),
+RUNNER_MODULES = (_HERE + os.sep, os.path.join(_ADAPTERS, "protocol.py"), os.path.join(_ADAPTERS, "answers.py"),
                   os.path.join(_ADAPTERS, "subprocess_adapter.py"))
 
 
@@ -100,7 +101,7 @@ def run_ops(adapter: Driven, config: Config, operations: Sequence[ops.Op], *,
     a pipeline ``meanwhile`` is not called.  Either way the run is the same."""
     if getattr(adapter, "pipeline", 1) > 1:
         return _run_pipelined(adapter, config, operations, meanwhile)
-    # An in-process adapter's answers are held to the wire's rules (protocol.check_answer), as a
+    # An in-process adapter's answers are held to the wire's rules (answers.check_answer), as a
     # subprocess adapter's are when they are decoded; wheelspec's own engines are exempt.
     checked = not (getattr(adapter, "out_of_process", False) or getattr(adapter, "trusted_answers", False))
     # (a test double may offer no hello: its answers are then held to the rules without its

@@ -122,12 +122,13 @@ def campaign_kind(adapter: Any, caps: Capabilities, kind: str, seeds: Sequence[i
         pending.clear()
         on_seed(o)
 
-    for seed in seeds:
+    seeds = list(seeds)
+    for i, seed in enumerate(seeds):
         if max_failures is not None and failed >= max_failures:
             return seed
         try:
             outs = run_seed_range(adapter, caps, kind, [seed], impl_name=impl_name, on_seed=judged, on_run=ran,
-                                  accept=accept)
+                                  accept=accept, then=seeds[i + 1] if i + 1 < len(seeds) else None)
         except BaseException:
             if pending and on_salvaged is not None:  # ran, not yet reported: its verdict
                 with deferred():
@@ -266,7 +267,8 @@ class _ImplCheck:
         setup = WorkerSetup(self.impl, opts.timeout, opts.start_timeout, caps, self.name,
                             self.trace_writer is not None, tuple(rep.accept))
         failed = dict.fromkeys(kinds, 0)
-        with SeedPool(setup, opts.workers) as pool:
+        kernels = compiled_oracle.worth_loading({k: len(opts.seeds) for k in kinds})
+        with SeedPool(setup, opts.workers, oracle_kernels=kernels) as pool:
             for kind, o, run in pool.outcomes([(k, list(opts.seeds)) for k in kinds]):
                 if failed[kind] >= opts.max_failures:
                     budget_spent(rep, kind, o.seed, opts)
