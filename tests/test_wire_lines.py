@@ -16,7 +16,7 @@ import os
 import time
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from wheelspec.conformance.adapters import lines
@@ -104,10 +104,12 @@ _ANY_JSON = st.recursive(
     max_leaves=10)
 
 
+@example(6.103515625e-05)  # orjson writes 0.00006103515625, with no exponent
+@example(1e16)
 @given(_ANY_JSON)
 def test_encode_line_writes_the_standard_bytes_for_any_value(value):
-    """The folded-bytes checks of encode_line send every line orjson would write otherwise (a float
-    with an exponent, DEL, non-ASCII text, an integer past 64 bits) to the standard encoder."""
+    """The folded-bytes checks of encode_line send every line orjson would write otherwise (a float,
+    DEL, non-ASCII text, an integer past 64 bits) to the standard encoder."""
     msg = {"id": 1, "v": value}
     assert encode_line(msg) == (json.dumps(msg, separators=(",", ":")) + "\n").encode()
 

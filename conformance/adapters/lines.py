@@ -110,16 +110,18 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"))
 def encode_line(msg: Any) -> bytes:
     """One protocol line, newline included, exactly as ``json.dumps(msg, separators=(",", ":"))``
     writes it: written by orjson, or by the standard encoder where orjson would write other bytes
-    (non-ASCII text and DEL, which the standard encoder escapes; a number with an exponent, which
-    it writes ``1e+16`` where orjson writes ``1e16``) or refuses (an integer beyond 64 bits, a key
-    that is not a string), so an adapter in any language reads the same bytes either way.  (A NaN,
-    which no protocol message may hold, orjson writes ``null``.)"""
+    (non-ASCII text and DEL, which the standard encoder escapes; a float, which the two write in
+    different forms: ``1e+16`` against ``1e16``, ``6.103515625e-05`` against
+    ``0.00006103515625``) or refuses (an integer beyond 64 bits, a key that is not a string), so
+    an adapter in any language reads the same bytes either way.  No protocol message holds a
+    float (a NaN, which none may hold, orjson writes ``null``)."""
     try:
         line = orjson.dumps(msg, option=orjson.OPT_APPEND_NEWLINE)
-        # (a digit before an e or E: a number with an exponent, or text that looks like one,
-        # which the standard encoder writes alike)
+        # A float is written with a digit before its point or its exponent: with the digits
+        # folded to 0, "0." or "0e" (text that looks like one goes to the standard encoder
+        # too, which writes text alike).
         folded = line.translate(_FOLD)
-        if folded.isascii() and b"0e" not in folded and b"0E" not in folded:
+        if folded.isascii() and b"0." not in folded and b"0e" not in folded and b"0E" not in folded:
             return line
     except TypeError:
         pass
