@@ -216,6 +216,8 @@ def _plain_response(msg: Any, op: ops.Op) -> Response | None:
         if type(e) is ev.Complete and e.via not in ev.VIAS:
             return None
         events.append(e)
+    if type(op) not in _PLAIN_RESULTS:
+        return None  # not an operation: the validating decoder says so
     result: Any = msg.get("result")
     kind = _PLAIN_RESULTS[type(op)]
     if kind is None:

@@ -261,11 +261,7 @@ class SubprocessAdapter:
         op = self._inflight[0].op if self._inflight else (self._unsent[0].op if self._unsent else None)
         if op is None:
             raise RuntimeError("receive without a submitted operation")
-        msg = self._answer()
-        try:
-            return decode_response(msg, op, self._hello.capabilities if self._hello is not None else None)
-        except ProtocolError as e:
-            self._fail(self._last_req, f"bad response: {e}")
+        return self._decode(self._answer(), op)
 
     def abandon(self) -> None:
         """Drop a submitted run whose answers will not be read (the runner failed meanwhile): the
