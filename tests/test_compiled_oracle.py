@@ -233,13 +233,15 @@ def test_a_real_failure_is_confirmed_and_reported(monkeypatch: pytest.MonkeyPatc
 
 def _planted(config: Config, operations: list[ops.Op], probe: object, protocol: int
              ) -> compiled_oracle.CompiledRun | None:
-    """A wrong compiled oracle: every add's expiration one ms late."""
+    """A wrong compiled oracle: every add's expiration one ms late, planted in the kernel's answers
+    (so the judge meets it through CompiledRun.agrees, as it meets a real one)."""
     run = _REAL_RUN(config, operations, probe, protocol)
     if run is None:
         return None
-    steps = [dataclasses.replace(s, response=dataclasses.replace(s.response, result=s.response.result + 1))
-             if isinstance(s.op, ops.AddTask) and s.response.error is None else s for s in run.steps]
-    return compiled_oracle.CompiledRun(run.config, steps)
+    assert run._answers is not None
+    kind, res, *rest = run._answers
+    late = [r + 1 if k == oracle_kernels.OP_ADD else r for k, r in zip(kind, res)]
+    return compiled_oracle.CompiledRun(run.config, operations=operations, answers=(kind, late, *rest))
 
 
 _REAL_RUN = compiled_oracle.compiled_run
