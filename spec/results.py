@@ -93,7 +93,8 @@ def _tupled(v: Any) -> Any:
 
 
 # Sources of a result event's fields (:func:`result_event`): the clock, the result, the
-# operation's kind, the operation's field of the same name.
+# operation's kind (Observe: the query's name is the operation's kind), the operation's field of
+# the same name.
 _NOW, _RESULT, _KIND, _OP = range(4)
 #: operation type -> its result event class, (field name, source) for each field of that class in
 #: order, and whether the result is a sequence of ids (recorded as a tuple)
