@@ -363,17 +363,25 @@ def _mutations(run: Run) -> list[tuple[str, Run]]:
 def test_agrees_with_the_reference_run_and_with_no_run_that_differs(case: tuple[Config, list[ops.Op], int]) -> None:
     """CompiledRun.agrees lets the judge skip the step-by-step comparison: it must hold for the
     reference's own run and fail for every run that differs from it in one response (a refusal,
-    the clock, the result, a fire, the order of fires, a fire too many or too few)."""
+    the clock, the result, a fire, the order of fires, a fire too many or too few).  In mode
+    ``refusals`` it must say exactly what that mode's comparison says: a refusal changed is a
+    difference, anything else is not."""
     cfg, schedule, protocol = case
     caps = dataclasses.replace(CAPS, protocol=protocol)
     got = compiled_oracle.compiled_run(caps.effective(cfg), schedule, None, protocol)
     assert got is not None
     ref = run_ops(reference_adapter(protocol=protocol), cfg, schedule)
-    assert got.agrees(ref)
+    assert got.agrees(ref) and got.agrees(ref, "refusals")
+    refusals_changed = 0
     for what, other in _mutations(ref):
         assert judge.oracle_failures(other, got, "exact") != [], what  # a real difference
         assert not got.agrees(other), what
-    assert not got.agrees(Run(ref.config, ref.steps[:-1], ref.history, ref.event_step))
+        alike = judge.oracle_failures(other, got, "refusals") == []
+        assert got.agrees(other, "refusals") == alike, what
+        refusals_changed += not alike
+    assert refusals_changed == sum(what in ("refused", "accepted") for what, _ in _mutations(ref))
+    shorter = Run(ref.config, ref.steps[:-1], ref.history, ref.event_step)
+    assert not got.agrees(shorter) and not got.agrees(shorter, "refusals")
 
 
 def test_worth_loading_counts_the_timer_work_of_a_campaign(monkeypatch: pytest.MonkeyPatch) -> None:

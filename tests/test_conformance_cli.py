@@ -99,3 +99,21 @@ def test_a_real_time_adapter_is_refused_clearly(tmp_path, capsys):
     assert main(["check", "--impl", f"cmd:{sys.executable} {script}", "--no-corpus", "--schedules", "1"]) == 2
     err = capsys.readouterr().err
     assert 'capabilities.time is "real"' in err and "wheelspec realtime" in err
+
+
+def test_a_command_tunes_the_collector_and_leaves_the_process_as_it_was(tmp_path: Path) -> None:
+    """``main`` runs a command with the collector's thresholds of :mod:`.collector` and gives the
+    caller's back afterwards, also when the command fails."""
+    import gc
+
+    from wheelspec.conformance.check import collector
+
+    before = gc.get_threshold()
+    assert before != collector.THRESHOLDS
+    seen: list[tuple[int, ...]] = []
+    with pytest.raises(RuntimeError), collector.tuned():
+        seen.append(gc.get_threshold())
+        raise RuntimeError("a command that fails")
+    assert seen == [collector.THRESHOLDS] and gc.get_threshold() == before
+    assert main(["check", "--impl", "reference", "--no-corpus", "--schedules", "1", "-q", "--out", str(tmp_path)]) == 0
+    assert gc.get_threshold() == before

@@ -348,6 +348,9 @@ class SubprocessAdapter:
             self._note(_transcript.NOTE, f"start pid {proc.pid}: {' '.join(self.argv)}")
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         os.set_blocking(proc.stdin.fileno(), False)
+        # Answers are read without asking the selector first (:meth:`_readline`): they are
+        # usually waiting already, and a poll is a system call per read.
+        os.set_blocking(proc.stdout.fileno(), False)
         self._buf, self._scan = bytearray(), 0
         self._lines.clear()
         self._stderr = StderrLog()
@@ -601,6 +604,18 @@ class SubprocessAdapter:
             if len(buf) > self.max_line:
                 self._fail(p.req, f"sent a line longer than the limit of {_size(self.max_line)} "
                                   f"(starts {json_short(bytes(buf[:80]).decode('utf-8', 'replace'))})")
+            # A read first: the runner was busy while the adapter answered, so the answers are
+            # usually there (and one read brings a window of them); the selector only waits.
+            try:
+                chunk = os.read(fd, CHUNK)
+            except BlockingIOError:
+                pass
+            else:
+                self.reads += 1
+                if not chunk:  # EOF: the adapter exited or closed stdout
+                    self._crashed(p.req, truncated=bytes(buf) if buf else None)
+                buf += chunk
+                continue
             # Output waiting for a pipe that was full: wait for room as well as for an answer.
             want_write = bool(self._out) and not self._broken
             if want_write != self._wsel_on:
@@ -622,12 +637,6 @@ class SubprocessAdapter:
                     self._timed_out(p, buf)
                 if not ready and self._exited(proc) and not sel.select(0):
                     self._crashed(p.req, truncated=bytes(buf) if buf else None)
-                continue
-            chunk = os.read(fd, CHUNK)
-            self.reads += 1
-            if not chunk:  # EOF: the adapter exited or closed stdout
-                self._crashed(p.req, truncated=bytes(buf) if buf else None)
-            buf += chunk
 
     def _timed_out(self, p: _Pending, buf: bytearray) -> NoReturn:
         written = min(max(self._written_bytes - p.offset, 0), len(p.line))

@@ -71,11 +71,13 @@ class CompiledRun(Run):
     def ops_count(self) -> int:
         return len(self._operations)
 
-    def agrees(self, run: Run) -> bool:
-        """Did ``run`` (the implementation's, of the same requests) answer every request exactly
-        as this oracle run: refused the same, and otherwise the same clock, result and fires in
-        the same order?  Then no comparison mode finds a difference.  False says only "compare
-        step by step" (and always for a run made from steps: the tests' planted oracles)."""
+    def agrees(self, run: Run, mode: str = "exact") -> bool:
+        """Did ``run`` (the implementation's, of the same requests) answer every request as this
+        oracle run, as far as comparison ``mode`` (:func:`~.judge.oracle_mode`) looks: refused
+        the same and, unless the mode is ``refusals`` (which compares nothing else), with the
+        same clock, result and fires in the same order?  Then the mode's comparison
+        (:func:`~.judge.oracle_failures`) finds no difference.  False says only "compare step by
+        step" (and always for a run made from steps: the tests' planted oracles)."""
         if self._answers is None or len(run.steps) != len(self._operations):
             return False
         from wheelspec.optimized import oracle_kernels as OK
@@ -83,6 +85,11 @@ class CompiledRun(Run):
         kind, res, err, rnow, fstart, ftask, fexp = self._answers
         refused_cancel, backwards, add, size, cancel = (OK.OP_REFUSED_CANCEL, OK.ERR_BACKWARDS, OK.OP_ADD,
                                                         OK.OP_SIZE, OK.OP_CANCEL)
+        if mode == "refusals":
+            for i, step in enumerate(run.steps):
+                if (step.response.error is None) == (kind[i] == refused_cancel or err[i] == backwards):
+                    return False
+            return True
         fire = ev.Fire
         for i, step in enumerate(run.steps):
             g, k = step.response, kind[i]

@@ -349,10 +349,11 @@ def judge(run: Run, caps: Capabilities, *, expects: Sequence[dict[str, Any] | No
     if oracle is None:
         points = purge_points(run) if caps.executor_order == EITHER_ORDER else None
         oracle = oracle_run(caps, run.config, [s.op for s in run.steps], probe, points)
-    if isinstance(oracle, CompiledRun) and oracle.agrees(run):
+    mode = oracle_mode(caps)
+    if isinstance(oracle, CompiledRun) and oracle.agrees(run, mode):
         found = []  # every request answered as the compiled oracle answers it: nothing to compare
     else:
-        found = oracle_failures(run, oracle, oracle_mode(caps), skip=skip, unobserved=unobserved)
+        found = oracle_failures(run, oracle, mode, skip=skip, unobserved=unobserved)
     if found and isinstance(oracle, CompiledRun):
         found = confirmed(found, run, caps, skip=skip, unobserved=unobserved)
     failures += found

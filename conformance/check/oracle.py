@@ -135,20 +135,28 @@ class _HashedKey:
     value for value *and type for type*: ``AddTask(task=True)`` equals ``AddTask(task=1)`` as
     Python compares them, but the reference refuses the first and accepts the second, so one
     must never be judged with the other's oracle run.  ``repr`` tells them apart; it is computed
-    only for a key found equal, a hit that saves a whole oracle run."""
+    only for a key found equal, a hit that saves a whole oracle run, and once per key (a hit
+    compares two keys twice: the lookup and the move to the end)."""
 
-    __slots__ = ("parts", "_hash")
+    __slots__ = ("parts", "_hash", "_repr")
 
     def __init__(self, parts: tuple[Any, ...]) -> None:
         self.parts = parts
         self._hash = hash(parts)
+        self._repr: str | None = None
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, _HashedKey) and self._hash == other._hash and self.parts == other.parts
-                and repr(self.parts) == repr(other.parts))
+                and self.typed() == other.typed())
+
+    def typed(self) -> str:
+        """``repr`` of the parts: equal for two keys only if their values have the same types."""
+        if self._repr is None:
+            self._repr = repr(self.parts)
+        return self._repr
 
 
 class _OracleRuns:

@@ -66,8 +66,11 @@ _ADAPTER: Any = None
 
 
 def _worker_init(setup: WorkerSetup) -> None:
+    from wheelspec.conformance.check import collector
+
     global _SETUP
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    collector.tune()
     _SETUP = setup
 
 
@@ -119,6 +122,20 @@ def judge_block(kind: str, seeds: list[int]) -> BlockResult:
     return res
 
 
+def start_server(oracle_kernels: bool) -> None:
+    """Start this process's fork server, if it has none yet, without waiting for it: it imports
+    the runner (and, with ``oracle_kernels``, for a campaign the compiled oracle pays for:
+    ``compiled_oracle.worth_loading``, loads the compiled oracle's kernels) on the other core
+    while this process goes on (``check`` calls it before the handshake and the corpus), and
+    every worker of a :class:`SeedPool` is forked from it with all that done.  The first call's
+    choice holds for the process: the fork server is started once."""
+    from multiprocessing import forkserver
+
+    mp.get_context("forkserver").set_forkserver_preload(
+        list(PRELOAD) + (["wheelspec.conformance.check.oracle_preload"] if oracle_kernels else []))
+    forkserver.ensure_running()
+
+
 class SeedPool:
     """``workers`` processes judging blocks of seeds of one implementation.
 
@@ -132,14 +149,8 @@ class SeedPool:
         if workers < 2:
             raise ValueError("a SeedPool has at least two workers")
         self.workers = workers
-        ctx = mp.get_context("forkserver")
-        # The fork server imports the runner once, and with ``oracle_kernels`` (a campaign for
-        # which the compiled oracle pays: compiled_oracle.worth_loading) loads the compiled
-        # oracle's kernels too; each worker is forked from it with all that done (no effect when
-        # this process started its fork server already).
-        ctx.set_forkserver_preload(list(PRELOAD) + (["wheelspec.conformance.check.oracle_preload"]
-                                                    if oracle_kernels else []))
-        self._pool = ctx.Pool(workers, initializer=_worker_init, initargs=(setup,))
+        start_server(oracle_kernels)
+        self._pool = mp.get_context("forkserver").Pool(workers, initializer=_worker_init, initargs=(setup,))
         self._skipped: set[str] = set()
 
     def skip(self, kind: str) -> None:

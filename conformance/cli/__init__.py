@@ -132,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wheelspec {args._name}: unavailable ({args._import_error})", file=sys.stderr)
         return 2
     mod = importlib.import_module(args._module)
+    from wheelspec.conformance.check import collector
+
     try:
-        with signals_raise(), _protocol_log(args), _quiet(args):
+        with signals_raise(), collector.tuned(), _protocol_log(args), _quiet(args):
             return int(getattr(mod, f"run_{args._name.replace('-', '_')}")(args) or 0)
     except Bug as e:
         traceback.print_exception(e)
