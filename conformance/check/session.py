@@ -202,12 +202,12 @@ class _ImplCheck:
         """Every unit, the adapter closed at the end whatever happened."""
         rep, opts = self.rep, self.opts
         kinds_here: list[str] = []
-        if opts.workers > 1 and opts.schedules:
-            from wheelspec.conformance.check.parallel import start_server
-
-            # the workers' process is made ready while this one shakes hands and runs the corpus
-            start_server(compiled_oracle.worth_loading({k: len(opts.seeds) for k in kinds}))
         try:
+            if opts.workers > 1 and opts.schedules:
+                from wheelspec.conformance.check.parallel import start_server
+
+                # the workers' process is made ready while this one shakes hands and runs the corpus
+                start_server(compiled_oracle.worth_loading({k: len(opts.seeds) for k in kinds}))
             hello = self.adapter.hello()
             caps = judged_capabilities(hello, opts.ranges)
             rep.name, rep.capabilities = hello.name, caps.to_dict()
