@@ -24,6 +24,7 @@ from wheelspec.conformance.adapters.protocol import (
     Capabilities,
     Response,
     clean_text,
+    plain_int,
     protocol_error,
 )
 from wheelspec.spec import events as ev
@@ -34,22 +35,18 @@ from wheelspec.spec.events import CAUSED_KINDS
 from wheelspec.spec.show import json_short
 
 
-def _int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def check_result(op: ops.Op, result: Any) -> Any:
     """Validate the wire ``result`` field for ``op`` against the kind of value the operation returns
     (:data:`wheelspec.spec.results.RESULTS`); returns it normalised (a list of ids stays a list)."""
     kind = results.rule(op).type
-    if kind == results.INT and not _int(result):
+    if kind == results.INT and not plain_int(result):
         raise ProtocolError(f"result of {op.kind!r} must be an integer, got {json_short(result)}")
     if kind == results.BOOL and not isinstance(result, bool):
         raise ProtocolError(f"result of {op.kind!r} must be true or false, got {json_short(result)}")
     if kind == results.NONE and result is not None:
         raise ProtocolError(f"result of {op.kind!r} must be null, got {json_short(result)}")
     if kind == results.IDS:
-        if not isinstance(result, list | tuple) or not all(_int(x) for x in result):
+        if not isinstance(result, list | tuple) or not all(plain_int(x) for x in result):
             raise ProtocolError(f"result of {op.kind!r} must be a list of op ids, got {json_short(result)}")
         return list(result)
     return result
@@ -133,8 +130,7 @@ def validated_response(msg: Any, op: ops.Op, caps: Capabilities | None = None) -
         raise protocol_error(repr(name), f"response has unknown field {name!r}: {json_short(msg)}")
 
     now: Any = msg.get("now")
-    if not _int(now):
-
+    if not plain_int(now):
         raise protocol_error("now", f"response needs an integer \"now\", got {json_short(now)}")
     raw = msg.get("events", [])
     if not isinstance(raw, list):

@@ -395,17 +395,18 @@ def offered_versions(request: Any) -> tuple[int, ...]:
     offered = request.get("protocols", [request.get("protocol", BASE_VERSION)])
     if not isinstance(offered, list):
         return ()
-    return tuple(v for v in offered if _int(v))
+    return tuple(v for v in offered if plain_int(v))
 
 
 def negotiate(offered: Any, speaks: int) -> int | None:
     """The version an adapter that speaks versions up to ``speaks`` answers a hello offering
     ``offered`` with: the newest both know, None if there is none."""
-    common = [v for v in offered if _int(v) and BASE_VERSION <= v <= speaks]
+    common = [v for v in offered if plain_int(v) and BASE_VERSION <= v <= speaks]
     return max(common) if common else None
 
 
-def _int(v: Any) -> bool:
+def plain_int(v: Any) -> bool:
+    """An integer as JSON gives one: an ``int`` that is not a ``bool``."""
     return isinstance(v, int) and not isinstance(v, bool)
 
 

@@ -197,6 +197,8 @@ class _ImplCheck:
         self.trace_writer: Any = None
         self.t0 = time.perf_counter()
         self.shrinks: PropertyShrinks | None = None
+        #: the fork server of ``--workers`` loads the compiled oracle's kernels (decided once, at its start)
+        self.kernels = False
 
     def run(self, scenarios: list[Scenario], kinds: list[str]) -> None:
         """Every unit, the adapter closed at the end whatever happened."""
@@ -207,7 +209,8 @@ class _ImplCheck:
                 from wheelspec.conformance.check.parallel import start_server
 
                 # the workers' process is made ready while this one shakes hands and runs the corpus
-                start_server(compiled_oracle.worth_loading({k: len(opts.seeds) for k in kinds}))
+                self.kernels = compiled_oracle.worth_loading({k: len(opts.seeds) for k in kinds})
+                start_server(self.kernels)
             hello = self.adapter.hello()
             caps = judged_capabilities(hello, opts.ranges)
             rep.name, rep.capabilities = hello.name, caps.to_dict()
@@ -272,8 +275,7 @@ class _ImplCheck:
         setup = WorkerSetup(self.impl, opts.timeout, opts.start_timeout, caps, self.name,
                             self.trace_writer is not None, tuple(rep.accept))
         failed = dict.fromkeys(kinds, 0)
-        kernels = compiled_oracle.worth_loading({k: len(opts.seeds) for k in kinds})
-        with SeedPool(setup, opts.workers, oracle_kernels=kernels) as pool:
+        with SeedPool(setup, opts.workers, oracle_kernels=self.kernels) as pool:
             for kind, o, run in pool.outcomes([(k, list(opts.seeds)) for k in kinds]):
                 if failed[kind] >= opts.max_failures:
                     budget_spent(rep, kind, o.seed, opts)
